@@ -1,0 +1,136 @@
+"""Structured results of vision tools. Boxes are top-left origin ``[x1, y1, x2, y2]`` pixels.
+
+Tools return these; the textualizer (hydra_vr.memory) turns them into text. They are plain
+dataclasses so they pickle cheaply across the sandbox boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Box:
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+
+    @property
+    def width(self) -> float:
+        return max(0.0, self.x2 - self.x1)
+
+    @property
+    def height(self) -> float:
+        return max(0.0, self.y2 - self.y1)
+
+    @property
+    def area(self) -> float:
+        return self.width * self.height
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return ((self.x1 + self.x2) / 2, (self.y1 + self.y2) / 2)
+
+    def to_list(self, ndigits: int | None = 1) -> list[float]:
+        vals = [self.x1, self.y1, self.x2, self.y2]
+        return [round(v, ndigits) if ndigits is not None else v for v in vals]
+
+    def shift(self, dx: float, dy: float) -> Box:
+        return Box(self.x1 + dx, self.y1 + dy, self.x2 + dx, self.y2 + dy)
+
+    def clip(self, width: float, height: float) -> Box:
+        return Box(
+            min(max(self.x1, 0.0), width),
+            min(max(self.y1, 0.0), height),
+            min(max(self.x2, 0.0), width),
+            min(max(self.y2, 0.0), height),
+        )
+
+    def intersection(self, other: Box) -> float:
+        w = min(self.x2, other.x2) - max(self.x1, other.x1)
+        h = min(self.y2, other.y2) - max(self.y1, other.y1)
+        return max(0.0, w) * max(0.0, h)
+
+    def iou(self, other: Box) -> float:
+        inter = self.intersection(other)
+        union = self.area + other.area - inter
+        return inter / union if union > 0 else 0.0
+
+    @classmethod
+    def from_xywh(cls, x: float, y: float, w: float, h: float) -> Box:
+        return cls(x, y, x + w, y + h)
+
+
+@dataclass(frozen=True)
+class Detection:
+    """One located object. ``label`` is the model's class; ``query`` the name asked for."""
+
+    box: Box
+    label: str
+    score: float
+    source: str  # which backend found it: "nanodet", "faces", "ocr", "owlv2", ...
+    query: str = ""
+    text: str | None = None  # OCR detections carry the text read
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["box"] = self.box.to_list()
+        d["score"] = round(self.score, 4)
+        return d
+
+
+@dataclass(frozen=True)
+class TextRegion:
+    box: Box
+    text: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"box": self.box.to_list(), "text": self.text, "score": round(self.score, 4)}
+
+
+@dataclass(frozen=True)
+class LabelScore:
+    label: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "score": round(self.score, 4)}
+
+
+@dataclass(frozen=True)
+class ColorShare:
+    """A named colour and the fraction of the patch's (foreground-weighted) pixels it covers."""
+
+    name: str
+    fraction: float
+    rgb: tuple[int, int, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "fraction": round(self.fraction, 4), "rgb": list(self.rgb)}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """An answer from a VQA-like tool, with the evidence it used (for traces and the textualizer)."""
+
+    text: str
+    source: str
+    evidence: str = ""
+    score: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ToolCallRecord:
+    """One vision-tool call as seen by the API; kept so the textualizer can report it."""
+
+    tool: str
+    args: dict[str, Any]
+    result: Any
+    ms: float
+    meta: dict[str, Any] = field(default_factory=dict)

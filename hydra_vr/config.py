@@ -1,0 +1,136 @@
+"""Typed configuration: YAML files under ``configs/`` validated into pydantic models.
+
+``load_config("default")`` reads the packaged profile ``configs/default.yaml``; a path reads that
+file instead. Dotted overrides (``["vision.detector.backend=owlv2"]``) are applied before
+validation so typos fail loudly with the field path.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", protected_namespaces=())
+
+
+class ComponentConfig(_Strict):
+    """A registry entry plus the keyword options its factory takes."""
+
+    backend: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class VisionConfig(_Strict):
+    """Which backend fills each vision role. ``None`` disables an optional role."""
+
+    device: str = "cpu"  # "cpu", "cuda", "cuda:1", or "auto"
+    detector: ComponentConfig = ComponentConfig(backend="nanodet")
+    faces: ComponentConfig | None = ComponentConfig(backend="opencv_faces")
+    ocr: ComponentConfig | None = ComponentConfig(backend="rapidocr")
+    classifier: ComponentConfig | None = ComponentConfig(backend="efficientnet_lite")
+    depth: ComponentConfig = ComponentConfig(backend="heuristic_depth")
+    # simple_query / verify_property: "describe" composes tool outputs for the LLM to answer.
+    vqa: ComponentConfig = ComponentConfig(backend="describe")
+    # best_text_match / best_image_match: None falls back to the vqa backend.
+    matcher: ComponentConfig | None = None
+    captioner: ComponentConfig | None = None
+
+
+class LLMConfig(_Strict):
+    backend: str = "llama_cpp"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class EmbeddingConfig(_Strict):
+    backend: str = "minilm"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class SandboxConfig(_Strict):
+    timeout_s: float = 10.0
+    memory_mb: int = 1024
+    cpu_s: float = 20.0
+
+
+class AgentConfig(_Strict):
+    mode: Literal["full", "no_rl", "one_step", "no_sampling", "vipergpt"] = "no_rl"
+    num_options: int = Field(5, ge=1, le=10)
+    max_steps: int = Field(5, ge=1)
+    max_code_retries: int = Field(2, ge=0)
+    max_replans: int = Field(2, ge=0)
+
+
+class HydraConfig(_Strict):
+    name: str = "default"
+    cache_dir: str = "~/.cache/hydra-vr"
+    vision: VisionConfig = VisionConfig()
+    llm: LLMConfig = LLMConfig()
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    agent: AgentConfig = AgentConfig()
+
+    @property
+    def cache_path(self) -> Path:
+        return Path(self.cache_dir).expanduser()
+
+
+class ConfigError(ValueError):
+    """A config file is missing, unreadable or invalid."""
+
+
+def packaged_config_names() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files("hydra_vr.configs").iterdir() if p.name.endswith(".yaml"))
+
+
+def _read_yaml(name_or_path: str | Path) -> dict[str, Any]:
+    path = Path(name_or_path)
+    if path.suffix in {".yaml", ".yml"} or path.exists():
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {path}")
+        text = path.read_text()
+    else:
+        res = resources.files("hydra_vr.configs").joinpath(f"{name_or_path}.yaml")
+        if not res.is_file():
+            raise ConfigError(
+                f"no packaged config named {name_or_path!r}; choose one of {packaged_config_names()} or pass a .yaml path"
+            )
+        text = res.read_text()
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{name_or_path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{name_or_path}: top level must be a mapping, got {type(data).__name__}")
+    return data
+
+
+def _apply_override(data: dict[str, Any], override: str) -> None:
+    key, sep, raw = override.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"override {override!r} must look like section.field=value")
+    node = data
+    parts = key.strip().split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = yaml.safe_load(raw)
+
+
+def load_config(name_or_path: str | Path = "default", overrides: list[str] | None = None) -> HydraConfig:
+    """Load a packaged profile by name (``default``, ``hub``, ``openai``) or a YAML file."""
+    data = _read_yaml(name_or_path)
+    for override in overrides or []:
+        _apply_override(data, override)
+    try:
+        return HydraConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid config {name_or_path}:\n{exc}") from exc
