@@ -1,0 +1,275 @@
+"""ImagePatch: the API that generated programs call. Its docstrings are the reasoner's prompt.
+
+Coordinates are pixels of the ORIGINAL image with the origin at the top-left corner: x grows to
+the right, y grows downwards, and a box is ``[x1, y1, x2, y2]`` (x1 < x2, y1 < y2).
+
+An ImagePatch class is bound to a toolbox with :func:`bind_toolbox`; there is no global model
+state, so two toolboxes (say, two configs) can be used side by side.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from hydra_vr.api.types import Box
+
+if TYPE_CHECKING:
+    from hydra_vr.api.toolbox import VisionToolbox
+
+
+class ImageLoadError(ValueError):
+    """The image could not be read (missing file, not an image, empty)."""
+
+
+def load_image(source: Any) -> Image.Image:
+    """An RGB PIL image from a path, PIL image or HxWx3 uint8 array; EXIF rotation applied."""
+    if isinstance(source, Image.Image):
+        img = source
+    elif isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise ImageLoadError(f"image file not found: {path}")
+        try:
+            with Image.open(path) as opened:
+                img = ImageOps.exif_transpose(opened)
+                img.load()
+        except (UnidentifiedImageError, OSError) as exc:
+            raise ImageLoadError(f"cannot read image {path}: {exc}") from exc
+    elif isinstance(source, np.ndarray):
+        arr = source
+        if arr.ndim == 2:
+            arr = np.stack([arr] * 3, axis=-1)
+        if arr.ndim != 3 or arr.shape[2] not in (3, 4):
+            raise ImageLoadError(f"expected an HxWx3 array, got shape {arr.shape}")
+        if arr.dtype != np.uint8:
+            arr = np.clip(arr * (255.0 if arr.max() <= 1.0 else 1.0), 0, 255).astype(np.uint8)
+        img = Image.fromarray(arr)
+    else:
+        raise ImageLoadError(f"cannot make an image from {type(source).__name__}")
+    if img.width == 0 or img.height == 0:
+        raise ImageLoadError("image is empty (0 pixels)")
+    return img if img.mode == "RGB" else img.convert("RGB")
+
+
+class ImagePatch:
+    """A rectangular region of an image, with methods that look at it through vision tools.
+
+    Coordinates are pixels of the original image, origin at the top-left corner, y growing
+    downwards. Attributes:
+        x1, y1, x2, y2: the box of this patch (left, top, right, bottom).
+        width, height: size of the patch in pixels.
+        horizontal_center, vertical_center: centre of the patch.
+        cropped_image: the pixels of this patch (a PIL image).
+        original_image: the whole image the patch comes from.
+        parent: the patch this one was found in or cropped from (None for the whole image).
+        label, score: what the detector called it and how sure it was (None for the whole image).
+
+    Example:
+        >>> image_patch = ImagePatch(image)
+        >>> image_patch.width, image_patch.height
+        (640, 480)
+    """
+
+    _toolbox: ClassVar[VisionToolbox | None] = None
+
+    def __init__(
+        self,
+        image: Any,
+        x1: float | None = None,
+        y1: float | None = None,
+        x2: float | None = None,
+        y2: float | None = None,
+        *,
+        parent: ImagePatch | None = None,
+        label: str | None = None,
+        score: float | None = None,
+    ) -> None:
+        """Make a patch of ``image`` (the whole image unless a box ``x1, y1, x2, y2`` is given)."""
+        self.original_image = load_image(image)
+        w, h = self.original_image.size
+        box = Box(
+            0.0 if x1 is None else float(x1),
+            0.0 if y1 is None else float(y1),
+            float(w) if x2 is None else float(x2),
+            float(h) if y2 is None else float(y2),
+        ).clip(w, h)
+        if box.width < 1 or box.height < 1:
+            raise ValueError(f"empty patch box {box.to_list()} for an image of {w}x{h}")
+        self.x1, self.y1, self.x2, self.y2 = box.x1, box.y1, box.x2, box.y2
+        self.parent = parent
+        self.label = label
+        self.score = score
+        self._crop: Image.Image | None = None
+
+    # ----------------------------------------------------------------- geometry
+    @property
+    def box(self) -> list[float]:
+        """The box ``[x1, y1, x2, y2]`` in original-image pixels."""
+        return [round(self.x1, 1), round(self.y1, 1), round(self.x2, 1), round(self.y2, 1)]
+
+    @property
+    def width(self) -> float:
+        return self.x2 - self.x1
+
+    @property
+    def height(self) -> float:
+        return self.y2 - self.y1
+
+    @property
+    def horizontal_center(self) -> float:
+        return (self.x1 + self.x2) / 2
+
+    @property
+    def vertical_center(self) -> float:
+        return (self.y1 + self.y2) / 2
+
+    @property
+    def area(self) -> float:
+        return self.width * self.height
+
+    @property
+    def cropped_image(self) -> Image.Image:
+        if self._crop is None:
+            self._crop = self.original_image.crop(
+                (int(self.x1), int(self.y1), int(round(self.x2)), int(round(self.y2)))
+            )
+        return self._crop
+
+    def _box(self) -> Box:
+        return Box(self.x1, self.y1, self.x2, self.y2)
+
+    def _child(self, box: Box, label: str | None = None, score: float | None = None) -> ImagePatch:
+        # Children share the original image and the bound toolbox (type(self)).
+        child = type(self).__new__(type(self))
+        child.original_image = self.original_image
+        b = box.clip(*self.original_image.size)
+        child.x1, child.y1, child.x2, child.y2 = b.x1, b.y1, b.x2, b.y2
+        child.parent, child.label, child.score, child._crop = self, label, score, None
+        return child
+
+    @classmethod
+    def _tools(cls) -> VisionToolbox:
+        if cls._toolbox is None:
+            raise RuntimeError("this ImagePatch class has no vision tools; use bind_toolbox(toolbox)")
+        return cls._toolbox
+
+    def __repr__(self) -> str:
+        tag = f" {self.label!r}" if self.label else ""
+        return f"ImagePatch{tag}({self.x1:.0f}, {self.y1:.0f}, {self.x2:.0f}, {self.y2:.0f})"
+
+    # --------------------------------------------------------------- API proper
+    def find(self, object_name: str) -> list[ImagePatch]:
+        """Return patches of every ``object_name`` found inside this patch, most confident first.
+
+        Returns an empty list when there is none.
+        Examples:
+            >>> # how many dogs are there?
+            >>> dogs = image_patch.find("dog")
+            >>> answer = str(len(dogs))
+            >>> # the text on the sign
+            >>> signs = image_patch.find("text")
+        """
+        dets = self._tools().find(self.cropped_image, object_name)
+        return [self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets]
+
+    def exists(self, object_name: str) -> bool:
+        """Return True if at least one ``object_name`` is in this patch.
+
+        Example:
+            >>> # is there a cat?
+            >>> answer = bool_to_yesno(image_patch.exists("cat"))
+        """
+        return len(self.find(object_name)) > 0
+
+    def verify_property(self, object_name: str, property: str) -> bool:
+        """Return True if the ``object_name`` in this patch has ``property`` (a colour, material, state...).
+
+        Colours are measured from pixels. Use it on a patch that holds the object.
+        Example:
+            >>> # is the bus red?
+            >>> bus = image_patch.find("bus")[0]
+            >>> answer = bool_to_yesno(bus.verify_property("bus", "red"))
+        """
+        verdict, _ = self._tools().verify_property(self.cropped_image, object_name, property)
+        return bool(verdict)
+
+    def best_text_match(self, option_list: list[str]) -> str:
+        """Return the option from ``option_list`` that best describes this patch.
+
+        Example:
+            >>> # what colour is the car, red or blue?
+            >>> car = image_patch.find("car")[0]
+            >>> answer = car.best_text_match(["red", "blue"])
+        """
+        return self._tools().best_text_match(self.cropped_image, list(option_list))
+
+    def simple_query(self, question: str) -> str:
+        """Answer a simple question about this patch (what kind, what colour, what is written...).
+
+        Ask about one thing at a time; harder questions should be split into steps with find().
+        Example:
+            >>> # what is the man holding?
+            >>> man = image_patch.find("man")[0]
+            >>> answer = man.simple_query("What is the man holding?")
+        """
+        return self._tools().simple_query(self.cropped_image, question).text
+
+    def read_text(self) -> str:
+        """Return the text written in this patch (OCR), words in reading order, '' if none.
+
+        Example:
+            >>> # what does the sign say?
+            >>> answer = image_patch.read_text()
+        """
+        regions = self._tools().read_text(self.cropped_image)
+        regions = sorted(regions, key=lambda r: (round(r.box.y1 / 20), r.box.x1))
+        return " ".join(r.text for r in regions)
+
+    def compute_depth(self) -> float:
+        """Return the median depth of this patch: larger means farther from the camera.
+
+        Example:
+            >>> # which person is closest to the camera?
+            >>> people = image_patch.find("person")
+            >>> closest = min(people, key=lambda p: p.compute_depth())
+        """
+        return self._tools().depth(self.original_image, self._box())
+
+    def crop(self, x1: float, y1: float, x2: float, y2: float) -> ImagePatch:
+        """Return a sub-patch; ``x1, y1, x2, y2`` are pixels relative to this patch's top-left corner.
+
+        Example:
+            >>> # the left half of the image
+            >>> left_half = image_patch.crop(0, 0, image_patch.width / 2, image_patch.height)
+        """
+        return self._child(Box(x1, y1, x2, y2).shift(self.x1, self.y1))
+
+    def overlaps_with(self, x1: float, y1: float, x2: float, y2: float) -> bool:
+        """Return True if this patch overlaps the box ``x1, y1, x2, y2`` (original-image pixels).
+
+        Example:
+            >>> # is the cup on the table?
+            >>> cup, table = image_patch.find("cup")[0], image_patch.find("table")[0]
+            >>> answer = bool_to_yesno(cup.overlaps_with(table.x1, table.y1, table.x2, table.y2))
+        """
+        return self._box().intersection(Box(x1, y1, x2, y2)) > 0
+
+    def llm_query(self, question: str, long_answer: bool = True) -> str:
+        """Ask a language model a question that needs world knowledge, not the image.
+
+        Set ``long_answer=False`` for a short answer of a few words.
+        Example:
+            >>> # what country is this food from?
+            >>> food = image_patch.find("food")[0].simple_query("What food is this?")
+            >>> answer = image_patch.llm_query(f"Which country is {food} from?", long_answer=False)
+        """
+        return self._tools().llm_query(question, long_answer=long_answer)
+
+
+def bind_toolbox(toolbox: VisionToolbox) -> type[ImagePatch]:
+    """An ImagePatch subclass whose methods use ``toolbox`` (no global state)."""
+    return type("ImagePatch", (ImagePatch,), {"_toolbox": toolbox, "__doc__": ImagePatch.__doc__})

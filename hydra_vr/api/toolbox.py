@@ -1,0 +1,292 @@
+"""VisionToolbox: builds each vision role lazily from the config and answers ImagePatch calls.
+
+One toolbox per process holds the loaded models (no global singleton: whoever needs tools is
+handed the toolbox). Every operation ImagePatch performs is a method here, so the sandbox can
+proxy exactly this surface to the parent process.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from hydra_vr.api import colors as color_ops
+from hydra_vr.api.tools import (
+    Captioner,
+    Classifier,
+    DepthEstimator,
+    Detector,
+    FaceDetector,
+    ImageTextMatcher,
+    TextReader,
+    ToolContext,
+    VisualQA,
+    default_vision_registry,
+)
+from hydra_vr.api.types import Answer, Box, ColorShare, Detection, LabelScore, TextRegion, ToolCallRecord
+from hydra_vr.config import ComponentConfig, VisionConfig
+from hydra_vr.registry import Registry
+
+log = logging.getLogger(__name__)
+
+# Names that mean "text" are answered by OCR boxes, names that mean faces by the face detector:
+# a closed-set object detector has no class for either.
+TEXT_NAMES = frozenset(
+    {"text", "texts", "word", "words", "writing", "letters", "letter", "number", "numbers", "digits", "caption", "title"}
+)
+FACE_NAMES = frozenset({"face", "faces", "human face", "person face", "head", "heads"})
+
+_ROLE_PROTOCOLS: dict[str, type] = {
+    "detector": Detector,
+    "faces": FaceDetector,
+    "ocr": TextReader,
+    "classifier": Classifier,
+    "depth": DepthEstimator,
+    "vqa": VisualQA,
+    "matcher": ImageTextMatcher,
+    "captioner": Captioner,
+}
+
+
+class ToolUnavailableError(RuntimeError):
+    """A role is disabled in the config or its backend cannot serve this call."""
+
+
+def _normalize_name(name: str) -> str:
+    return re.sub(r"\s+", " ", name.strip().lower())
+
+
+class VisionToolbox:
+    """Lazily built vision backends plus the operations ImagePatch needs."""
+
+    def __init__(
+        self,
+        config: VisionConfig | None = None,
+        *,
+        cache_dir: Path | str = "~/.cache/hydra-vr",
+        llm: Callable[[], Any] | None = None,
+        embedder: Callable[[], Any] | None = None,
+        registry: Registry | None = None,
+        max_call_log: int = 256,
+    ) -> None:
+        self.config = config or VisionConfig()
+        self.registry = registry or default_vision_registry()
+        self.ctx = ToolContext(
+            device=self.config.device, cache_dir=Path(cache_dir).expanduser(), llm=llm, embedder=embedder, toolbox=self
+        )
+        self._backends: dict[str, Any] = {}
+        self._lock = threading.RLock()  # backends may be built from worker threads
+        self._depth_cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self.calls: list[ToolCallRecord] = []
+        self._max_call_log = max_call_log
+
+    # ---------------------------------------------------------------- backends
+    def backend(self, role: str) -> Any:
+        """The backend filling ``role`` (built on first use); ToolUnavailableError if disabled."""
+        with self._lock:
+            if role in self._backends:
+                return self._backends[role]
+            spec: ComponentConfig | None = getattr(self.config, role)
+            if spec is None:
+                raise ToolUnavailableError(f"vision role {role!r} is disabled in this config")
+            t0 = time.perf_counter()
+            backend = self.registry.create(spec.backend, ctx=self.ctx, **spec.options)
+            proto = _ROLE_PROTOCOLS[role]
+            if not isinstance(backend, proto):
+                raise TypeError(f"backend {spec.backend!r} cannot fill role {role!r}: it lacks {proto.__name__} methods")
+            log.info("loaded %s backend %s in %.2fs", role, spec.backend, time.perf_counter() - t0)
+            self._backends[role] = backend
+            return backend
+
+    def has(self, role: str) -> bool:
+        return getattr(self.config, role, None) is not None
+
+    def warm_up(self, roles: Sequence[str] | None = None) -> dict[str, float]:
+        """Load the given roles (default: all enabled model-backed ones); returns seconds per role."""
+        roles = roles or [r for r in ("detector", "faces", "ocr", "classifier", "depth") if self.has(r)]
+        out: dict[str, float] = {}
+        for role in roles:
+            t0 = time.perf_counter()
+            b = self.backend(role)
+            if hasattr(b, "load"):
+                b.load()
+            out[role] = time.perf_counter() - t0
+        return out
+
+    def _record(self, tool: str, args: dict[str, Any], result: Any, t0: float, **meta: Any) -> None:
+        self.calls.append(ToolCallRecord(tool, args, result, (time.perf_counter() - t0) * 1000, meta))
+        if len(self.calls) > self._max_call_log:
+            del self.calls[: len(self.calls) - self._max_call_log]
+
+    def drain_calls(self) -> list[ToolCallRecord]:
+        calls, self.calls = self.calls, []
+        return calls
+
+    # -------------------------------------------------------------- operations
+    def find(self, image: Image.Image, name: str) -> list[Detection]:
+        """Objects called ``name`` in ``image``, best first, boxes in ``image`` pixels."""
+        t0 = time.perf_counter()
+        key = _normalize_name(name)
+        if not key:
+            raise ValueError("find() needs a non-empty object name")
+        meta: dict[str, Any] = {}
+        if key in TEXT_NAMES and self.has("ocr"):
+            regions = self.read_text(image)
+            dets = [Detection(r.box, "text", r.score, "ocr", query=name, text=r.text) for r in regions]
+        elif key in FACE_NAMES and self.has("faces"):
+            dets = [
+                Detection(d.box, d.label, d.score, d.source, query=name) for d in self.backend("faces").detect_faces(image)
+            ]
+        else:
+            detector = self.backend("detector")
+            dets = detector.detect(image, [name])
+            explain = getattr(detector, "explain", None)
+            if explain is not None:
+                meta["mapping"] = explain(name)
+            if not dets and meta.get("mapping"):
+                log.info("find(%r): %s", name, meta["mapping"])
+        dets.sort(key=lambda d: d.score, reverse=True)
+        self._record("find", {"name": name}, dets, t0, **meta)
+        return dets
+
+    def read_text(self, image: Image.Image) -> list[TextRegion]:
+        t0 = time.perf_counter()
+        regions = self.backend("ocr").read_text(image)
+        self._record("read_text", {}, regions, t0)
+        return regions
+
+    def classify(self, image: Image.Image, top_k: int = 5) -> list[LabelScore]:
+        t0 = time.perf_counter()
+        labels = self.backend("classifier").classify([image], top_k=top_k)[0]
+        self._record("classify", {"top_k": top_k}, labels, t0)
+        return labels
+
+    def colors(self, image: Image.Image, top_k: int = 3) -> list[ColorShare]:
+        """Named colours from pixels (no model): the patch centre weighs more than its border."""
+        return color_ops.dominant_colors(image, top_k=top_k)
+
+    def depth(self, original: Image.Image, box: Box) -> float:
+        """Median relative depth of ``box`` in ``original`` (larger = farther)."""
+        t0 = time.perf_counter()
+        backend = self.backend("depth")
+        patch_depth = getattr(backend, "patch_depth", None)
+        if patch_depth is not None:  # heuristics that reason on the box itself
+            value = float(patch_depth(original, box))
+        else:
+            key = id(original)
+            dmap = self._depth_cache.get(key)
+            if dmap is None:
+                dmap = backend.depth_map(original)
+                self._depth_cache[key] = dmap
+                while len(self._depth_cache) > 4:
+                    self._depth_cache.popitem(last=False)
+            b = box.clip(dmap.shape[1], dmap.shape[0])
+            region = dmap[int(b.y1) : max(int(b.y1) + 1, int(round(b.y2))), int(b.x1) : max(int(b.x1) + 1, int(round(b.x2)))]
+            value = float(np.median(region)) if region.size else float(np.median(dmap))
+        self._record("compute_depth", {"box": box.to_list()}, value, t0)
+        return value
+
+    def simple_query(self, image: Image.Image, question: str) -> Answer:
+        if not question or not question.strip():
+            raise ValueError("simple_query() needs a non-empty question")
+        t0 = time.perf_counter()
+        ans = self.backend("vqa").answer(image, question)
+        self._record("simple_query", {"question": question}, ans, t0)
+        return ans
+
+    def verify_property(self, image: Image.Image, name: str, prop: str) -> tuple[bool, str]:
+        """Whether the ``name`` in ``image`` has ``prop``; returns (verdict, evidence)."""
+        t0 = time.perf_counter()
+        if color_ops.is_color_name(prop):
+            # Colours are measured from pixels rather than guessed by a model.
+            verdict, evidence = color_ops.has_color(image, prop)
+        elif self.has("matcher"):
+            scores = self.backend("matcher").match([image], [f"a photo of a {prop} {name}", f"a photo of a {name}"])[0]
+            verdict, evidence = bool(scores[0] > scores[1]), f"matcher scores {scores[0]:.3f} vs {scores[1]:.3f}"
+        else:
+            ans = self.backend("vqa").answer(image, f"Is the {name} {prop}? Answer yes or no.")
+            verdict, evidence = ans.text.strip().lower().startswith("yes"), ans.evidence or ans.text
+        self._record("verify_property", {"name": name, "property": prop}, verdict, t0, evidence=evidence)
+        return verdict, evidence
+
+    def best_text_match(self, image: Image.Image, options: Sequence[str]) -> str:
+        options = [o for o in options if isinstance(o, str) and o.strip()]
+        if not options:
+            raise ValueError("best_text_match() needs at least one non-empty option")
+        t0 = time.perf_counter()
+        if len(options) == 1:
+            best = options[0]
+        elif all(color_ops.is_color_name(o) for o in options):
+            best = color_ops.best_color_match(image, options)
+        elif self.has("matcher"):
+            scores = self.backend("matcher").match([image], list(options))[0]
+            best = options[int(np.argmax(scores))]
+        else:
+            listed = ", ".join(options)
+            ans = self.backend("vqa").answer(image, f"Which of these best describes the image: {listed}? Answer with one of them.")
+            best = _closest_option(ans.text, options)
+        self._record("best_text_match", {"options": list(options)}, best, t0)
+        return best
+
+    def best_image_match(self, images: Sequence[Image.Image], text: str) -> int:
+        """Index of the image that best matches ``text``."""
+        if not images:
+            raise ValueError("best_image_match() needs at least one image")
+        t0 = time.perf_counter()
+        if self.has("matcher"):
+            scores = self.backend("matcher").match(list(images), [text])[:, 0]
+            idx = int(np.argmax(scores))
+        else:
+            votes = []
+            for img in images:
+                ans = self.backend("vqa").answer(img, f"Does this image show {text}? Answer yes or no.")
+                votes.append(1.0 if ans.text.strip().lower().startswith("yes") else 0.0)
+            idx = int(np.argmax(votes))
+        self._record("best_image_match", {"text": text, "n": len(images)}, idx, t0)
+        return idx
+
+    def caption(self, image: Image.Image) -> str:
+        t0 = time.perf_counter()
+        if self.has("captioner"):
+            text = self.backend("captioner").caption(image)
+        else:
+            text = self.backend("vqa").answer(image, "Describe the image in one sentence.").text
+        self._record("caption", {}, text, t0)
+        return text
+
+    def llm_query(self, question: str, long_answer: bool = True) -> str:
+        if self.ctx.llm is None:
+            raise ToolUnavailableError("llm_query() needs an LLM; none is configured for this toolbox")
+        from hydra_vr.llm.base import ChatMessage
+
+        t0 = time.perf_counter()
+        style = "Answer in a short paragraph." if long_answer else "Answer in at most three words, no punctuation."
+        res = self.ctx.llm().chat(
+            [ChatMessage("system", "You answer general-knowledge questions. " + style), ChatMessage("user", question)],
+            max_tokens=200 if long_answer else 16,
+        )
+        text = res.text.strip()
+        self._record("llm_query", {"question": question}, text, t0)
+        return text
+
+
+def _closest_option(text: str, options: Sequence[str]) -> str:
+    """Map a free-text reply onto one option: exact, then substring, then word overlap."""
+    t = text.strip().lower().strip(".!\"' ")
+    for o in options:
+        if t == o.lower():
+            return o
+    hits = [o for o in options if o.lower() in t]
+    if hits:
+        return max(hits, key=len)
+    words = set(re.findall(r"\w+", t))
+    return max(options, key=lambda o: len(words & set(re.findall(r"\w+", o.lower()))))
