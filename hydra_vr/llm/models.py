@@ -45,7 +45,7 @@ KNOWN_MODELS: dict[str, GGUFSpec] = {
         num_parts=22,
         version="0.2.0",
         size=1_117_320_768,
-        sha256="cc324af0b7bbb6f3d2a5a6c3c1b6c8e1b8a6f3c2d1e0f9a8b7c6d5e4f3a2b1c0",
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     ),
     "qwen2.5-coder-0.5b": GGUFSpec(
         name="qwen2.5-coder-0.5b",
@@ -54,7 +54,7 @@ KNOWN_MODELS: dict[str, GGUFSpec] = {
         num_parts=6,
         version="0.9.0",
         size=491_400_064,
-        sha256="1d961463a3d1e8f3f5c8f0e3b4f9b2f3e8f2a2b6c6f0d2b1c4d3e2f1a0b9c8d7",
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     ),
 }
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"

@@ -41,7 +41,7 @@ class ScriptedChat:
     rules: list[tuple[str, Reply]] = field(default_factory=list)
     rule: Callable[[list[ChatMessage]], str | None] | None = None
     name: str = "scripted"
-    calls: list[ScriptedCall] = field(default_factory=list)
+    calls: list[ScriptedCall] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         self._queue: deque[Reply] = deque(self.responses)
