@@ -1,0 +1,52 @@
+"""OCR with rapidocr (PP-OCR detection + recognition ONNX models shipped in the package)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from hydra_vr.api.tools import ToolContext
+from hydra_vr.api.types import Box, TextRegion
+
+
+class RapidOCRReader:
+    """Text regions with their text. Options: min_score (drop weaker lines), max_side (downscale)."""
+
+    def __init__(self, ctx: ToolContext | None = None, *, min_score: float = 0.5, max_side: int = 1600) -> None:
+        self.ctx = ctx or ToolContext()
+        self.min_score = min_score
+        self.max_side = max_side
+        self._engine: Any = None
+        self._lock = threading.Lock()
+
+    def load(self) -> None:
+        with self._lock:
+            if self._engine is None:
+                from rapidocr import RapidOCR
+
+                # rapidocr logs every model path at INFO; keep user output clean.
+                logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+                self._engine = RapidOCR()
+
+    def read_text(self, image: Image.Image) -> list[TextRegion]:
+        self.load()
+        img = image.convert("RGB")
+        scale = 1.0
+        if max(img.size) > self.max_side:
+            scale = self.max_side / max(img.size)
+            img = img.resize((round(img.width * scale), round(img.height * scale)), Image.BILINEAR)
+        out = self._engine(np.asarray(img))
+        if out.boxes is None or out.txts is None:
+            return []
+        regions = []
+        for quad, text, score in zip(out.boxes, out.txts, out.scores):
+            if score < self.min_score or not text.strip():
+                continue
+            q = np.asarray(quad, dtype=np.float32) / scale
+            box = Box(float(q[:, 0].min()), float(q[:, 1].min()), float(q[:, 0].max()), float(q[:, 1].max()))
+            regions.append(TextRegion(box.clip(image.width, image.height), text.strip(), float(score)))
+        return regions

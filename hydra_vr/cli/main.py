@@ -1,0 +1,28 @@
+"""The ``hydra-vr`` command. Sub-commands live in their own modules and are added here."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+from hydra_vr.cli.tools_cmd import tools
+
+app = typer.Typer(
+    name="hydra-vr",
+    help="Compositional visual reasoning: answer questions about images and ground expressions to boxes "
+    "with an LLM planner, a controller, generated programs and real vision tools.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("tools", help="Run vision tools on one image: find objects, read text, classify, colours, depth, VQA.")(tools)
+
+
+@app.callback()
+def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log model loading and tool decisions.")) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+if __name__ == "__main__":
+    app()
