@@ -109,7 +109,7 @@ class ImagePatch:
     @property
     def box(self) -> list[float]:
         """The box ``[x1, y1, x2, y2]`` in original-image pixels."""
-        return [round(self.x1, 1), round(self.y1, 1), round(self.x2, 1), round(self.y2, 1)]
+        return [round(float(v), 1) for v in (self.x1, self.y1, self.x2, self.y2)]
 
     @property
     def width(self) -> float:

@@ -17,6 +17,11 @@ class Box:
     x2: float
     y2: float
 
+    def __post_init__(self) -> None:
+        # Backends hand over numpy scalars; keep plain floats so results serialise as JSON.
+        for name in ("x1", "y1", "x2", "y2"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
     @property
     def width(self) -> float:
         return max(0.0, self.x2 - self.x1)

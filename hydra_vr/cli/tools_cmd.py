@@ -12,7 +12,7 @@ from hydra_vr.cli.common import CONFIG_OPTION, SET_OPTION, fail, load_cli_config
 
 
 def tools(
-    image: Path = typer.Argument(..., help="Image file (JPEG, PNG, ...)."),
+    image: str = typer.Argument(..., help="Image file (JPEG, PNG, ...) or sample:NAME, a photo shipped by a package (sample:bus, sample:coffee, ...)."),
     find: list[str] = typer.Option(None, "--find", "-f", help="Object name to locate (repeatable)."),
     exists: list[str] = typer.Option(None, "--exists", help="Object name to check for (repeatable)."),
     verify: list[str] = typer.Option(None, "--verify", help="NAME:PROPERTY, e.g. bus:red (repeatable)."),
@@ -31,6 +31,7 @@ def tools(
     from hydra_vr.api import ImageLoadError, ImagePatch, bind_toolbox
     from hydra_vr.api.draw import draw_boxes
     from hydra_vr.api.types import Box
+    from hydra_vr.assets import SampleImageError, resolve_image
     from hydra_vr.factory import build_toolbox
 
     cfg = load_cli_config(config, overrides)
@@ -39,8 +40,8 @@ def tools(
     toolbox = build_toolbox(cfg)
     Patch = bind_toolbox(toolbox)
     try:
-        root: ImagePatch = Patch(str(image))
-    except ImageLoadError as exc:
+        root: ImagePatch = Patch(str(resolve_image(image)))
+    except (ImageLoadError, SampleImageError) as exc:
         fail(str(exc))
     out: dict[str, Any] = {"image": str(image), "width": root.width, "height": root.height}
     drawn: list[tuple[Box, str]] = []

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install hydra-vr into ./.venv on a fresh machine (Linux, Python 3.11).
+#
+#   bash scripts/install.sh          # runtime: package, vision models, embedded LLM (0.5B + 1.5B)
+#   bash scripts/install.sh --dev    # + test tools and the sample photos the tests use
+#
+# Order matters: llama-cpp-python is built first with CPU flags that work (its default build
+# crashes on some Xeons), so pip never builds it with default flags as a dependency.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEV=0
+MODELS="${HYDRA_VR_LLM_MODELS:-all}"
+for arg in "$@"; do
+  case "$arg" in
+    --dev) DEV=1 ;;
+    *) echo "usage: $0 [--dev]" >&2; exit 2 ;;
+  esac
+done
+
+PYTHON_BIN="${PYTHON_BIN:-python3.11}"
+command -v "$PYTHON_BIN" >/dev/null || PYTHON_BIN=python3
+if [[ ! -x .venv/bin/python ]]; then
+  "$PYTHON_BIN" -m venv .venv
+fi
+export PYTHON=.venv/bin/python
+$PYTHON -m pip install --quiet --upgrade pip setuptools wheel
+
+bash scripts/install_llm.sh "$MODELS"
+
+if [[ "$DEV" == 1 ]]; then
+  $PYTHON -m pip install -e ".[dev]"
+  # The tests use real photos: fetch the ultralytics assets (bus.jpg, zidane.jpg) once.
+  $PYTHON -c "from hydra_vr.assets import sample_image; [sample_image(n) for n in ('bus', 'zidane')]"
+else
+  $PYTHON -m pip install -e .
+fi
+echo "hydra-vr installed in .venv (activate with: . .venv/bin/activate)"
