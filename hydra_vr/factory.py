@@ -52,3 +52,34 @@ def build_toolbox(cfg: HydraConfig, llm: Callable[[], Any] | None = None, embedd
         llm=llm or llm_provider(cfg),
         embedder=embedder or embedder_provider(cfg),
     )
+
+
+def build_controller(cfg: HydraConfig, checkpoint: str | None = None) -> Any:
+    """The controller for ``cfg.agent.mode``: a DQN checkpoint when given (mode full), else the
+    planner-probability policy."""
+    from hydra_vr.controller import PlannerProbabilityController, default_controller_registry
+
+    if checkpoint:
+        return default_controller_registry().create("dqn", checkpoint=checkpoint, config=cfg)
+    return PlannerProbabilityController()
+
+
+def build_agent(
+    cfg: HydraConfig,
+    *,
+    controller_checkpoint: str | None = None,
+    example_set: str | None = None,
+    llm: Any = None,
+    toolbox: VisionToolbox | None = None,
+    runner: Any = None,
+) -> Any:
+    """A ready HydraAgent: one LLM shared by the roles and the tools, a toolbox, a sandbox."""
+    from hydra_vr.agent.loop import HydraAgent
+    from hydra_vr.sandbox import Sandbox
+
+    llm_get = (lambda: llm) if llm is not None else llm_provider(cfg)
+    chat = llm_get()
+    toolbox = toolbox or build_toolbox(cfg, llm=lambda: chat)
+    runner = runner or Sandbox(toolbox, config=cfg.sandbox)
+    controller = build_controller(cfg, controller_checkpoint)
+    return HydraAgent(cfg.agent, chat, toolbox, runner, controller=controller, example_set=example_set)

@@ -28,3 +28,17 @@ def render_prompt(name: str, **variables: Any) -> str:
 
 def template_names() -> list[str]:
     return sorted(n[:-3] for n in _environment().list_templates() if n.endswith(".j2"))
+
+
+@lru_cache(maxsize=8)
+def load_examples(name: str) -> dict[str, Any]:
+    """Few-shot examples and task wording from ``examples/<name>.yaml`` (vqa, okvqa, grounding)."""
+    from importlib import resources
+
+    import yaml
+
+    res = resources.files("hydra_vr.prompts").joinpath(f"examples/{name}.yaml")
+    if not res.is_file():
+        available = sorted(p.name[:-5] for p in resources.files("hydra_vr.prompts").joinpath("examples").iterdir() if p.name.endswith(".yaml"))
+        raise ValueError(f"no few-shot example set {name!r}; available: {', '.join(available)}")
+    return yaml.safe_load(res.read_text())

@@ -1,0 +1,174 @@
+"""The three LLM roles of the loop: planner, reasoner, summarizer (plus the final-answer merge).
+
+Each role keeps its system prompt fixed for a task, so the llama.cpp backend can reuse the
+prompt's KV cache across calls and only pay for the new tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from hydra_vr.agent.parsing import extract_code, parse_planner_output
+from hydra_vr.agent.types import PlannerOutput, Task
+from hydra_vr.api.spec import render_api
+from hydra_vr.llm.base import ChatMessage, ChatModel, LLMError
+from hydra_vr.prompts import load_examples, render_prompt
+
+
+def planner_schema(n: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "instructions": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": n,
+                "items": {
+                    "type": "object",
+                    "properties": {"instruction": {"type": "string"}, "probability": {"type": "number"}},
+                    "required": ["instruction", "probability"],
+                },
+            },
+            "answer": {"type": "string"},
+        },
+        "required": ["instructions"],
+    }
+
+
+SUMMARIZER_SCHEMA = {
+    "type": "object",
+    "properties": {"decision": {"type": "string", "enum": ["answer", "continue"]}, "answer": {"type": "string"}},
+    "required": ["decision", "answer"],
+}
+
+
+@dataclass
+class PromptSet:
+    """Task wording and few-shot examples for one (task, dataset style)."""
+
+    task: Task
+    examples: dict[str, Any]
+
+    @classmethod
+    def for_task(cls, task: Task, example_set: str | None = None) -> PromptSet:
+        name = example_set or ("grounding" if task == "grounding" else "vqa")
+        return cls(task, load_examples(name))
+
+    @property
+    def task_description(self) -> str:
+        return self.examples["task_description"]
+
+
+class Planner:
+    def __init__(self, llm: ChatModel, prompts: PromptSet, n: int = 5, max_tokens: int = 320, retries: int = 1) -> None:
+        self.llm, self.prompts, self.n = llm, prompts, n
+        self.max_tokens, self.retries = max_tokens, retries
+        self._system = render_prompt(
+            "planner_system", task_description=prompts.task_description, skills=prompts.examples["skills"].strip(),
+            n=n, examples=[{**ex, "memory": ex["memory"].strip()} for ex in prompts.examples.get("planner", [])],
+        )
+
+    def propose(self, query: str, memory: str, temperature: float = 0.0) -> PlannerOutput:
+        user = render_prompt("planner_user", query=query, memory=memory)
+        out = PlannerOutput([])
+        for attempt in range(self.retries + 1):
+            res = self.llm.chat(
+                [ChatMessage("system", self._system), ChatMessage("user", user)],
+                max_tokens=self.max_tokens, temperature=temperature if attempt == 0 else max(temperature, 0.7),
+                json_schema=planner_schema(self.n),
+            )
+            out = parse_planner_output(res.text, self.n)
+            if out.options:
+                return out
+            out.parse_notes.append(f"attempt {attempt + 1}: no usable instruction in the reply")
+        return out
+
+
+class Reasoner:
+    def __init__(self, llm: ChatModel, prompts: PromptSet, max_tokens: int = 360) -> None:
+        self.llm, self.prompts, self.max_tokens = llm, prompts, max_tokens
+        final_rule = (
+            "When the query is answered, set `final_answer` to the answer as a short string."
+            if prompts.task == "vqa"
+            else "When the object is found, set `final_answer` to its ImagePatch."
+        )
+        self._system = render_prompt("reasoner_system", api=render_api(), final_rule=final_rule,
+                                     examples=[{**ex, "code": ex["code"].strip()} for ex in prompts.examples.get("reasoner", [])])
+
+    def write(self, query: str, instruction: str, memory: str, variables: str, previous_code: str = "", error: str = "") -> str:
+        user = render_prompt("reasoner_user", query=query, instruction=instruction, memory=memory, variables=variables,
+                             previous_code=previous_code, error=error)
+        res = self.llm.chat([ChatMessage("system", self._system), ChatMessage("user", user)], max_tokens=self.max_tokens, stop=["\n```\n\n"])
+        return extract_code(res.text)
+
+    def write_whole_program(self, query: str, previous_code: str = "", error: str = "") -> str:
+        """ViperGPT mode: one program straight from the query, no planner."""
+        user = render_prompt("vipergpt_user", query=query, previous_code=previous_code, error=error)
+        res = self.llm.chat([ChatMessage("system", self._system), ChatMessage("user", user)], max_tokens=self.max_tokens)
+        return extract_code(res.text)
+
+
+def fallback_program(query: str, task: Task) -> str:
+    """A ViperGPT-style last resort when every generated program failed."""
+    if task == "grounding":
+        noun = re.findall(r"[a-z]+", query.lower())
+        name = noun[-1] if noun else "object"
+        return (
+            "image_patch = ImagePatch(image)\n"
+            f"candidates = image_patch.find({name!r})\n"
+            f"final_answer = best_image_match(candidates, [{query!r}]) if candidates else image_patch\n"
+        )
+    return f"image_patch = ImagePatch(image)\nfinal_answer = image_patch.simple_query({query!r})\n"
+
+
+@dataclass
+class Decision:
+    kind: str  # "answer" | "continue"
+    answer: str | None
+
+
+class Summarizer:
+    def __init__(self, llm: ChatModel, prompts: PromptSet, max_tokens: int = 48) -> None:
+        self.llm, self.prompts, self.max_tokens = llm, prompts, max_tokens
+        self._system = render_prompt("summarizer_system", task_description=prompts.task_description, task=prompts.task)
+        self._final_system = render_prompt("final_answer_system", task_description=prompts.task_description)
+
+    def decide(self, query: str, memory: str) -> Decision:
+        res = self.llm.chat([ChatMessage("system", self._system), ChatMessage("user", render_prompt("summarizer_user", query=query, memory=memory))],
+                            max_tokens=self.max_tokens, json_schema=SUMMARIZER_SCHEMA)
+        import json
+
+        text = res.text.strip()
+        try:
+            data = json.JSONDecoder().raw_decode(text[text.find("{"):])[0] if "{" in text else {}
+        except ValueError:
+            data = {}
+        decision = str(data.get("decision", "")).lower() if isinstance(data, dict) else ""
+        answer = data.get("answer") if isinstance(data, dict) else None
+        if decision not in ("answer", "continue"):
+            # Unparseable: treat a bare "continue" as such, anything else as an answer.
+            decision = "continue" if "continue" in text.lower() or not text else "answer"
+            answer = None if decision == "continue" else text
+        if decision == "answer" and (not isinstance(answer, str) or not answer.strip() or answer.strip().lower() == "continue"):
+            decision, answer = "continue", None
+        return Decision(decision, normalize_short_answer(answer) if answer else None)
+
+    def final_answer(self, query: str, memory: str, guesses: list[str]) -> str:
+        res = self.llm.chat([ChatMessage("system", self._final_system),
+                             ChatMessage("user", render_prompt("final_answer_user", query=query, memory=memory, guesses=guesses))],
+                            max_tokens=16)
+        return normalize_short_answer(res.text)
+
+
+def normalize_short_answer(text: str | None) -> str:
+    """First line, lower case, without trailing punctuation or an 'answer:' prefix."""
+    if not text:
+        return ""
+    line = text.strip().splitlines()[0].strip()
+    line = re.sub(r"^(final answer|answer)\s*[:=-]\s*", "", line, flags=re.I)
+    return line.strip().strip("\"'`").rstrip(".!").strip().lower()
+
+
+__all__ = ["Decision", "LLMError", "Planner", "PromptSet", "Reasoner", "Summarizer", "fallback_program", "normalize_short_answer", "planner_schema"]
