@@ -85,6 +85,7 @@ class CompileOutcome:
     error_kind: str | None = None  # "syntax" or "policy"
     error: str | None = None
     line: int | None = None
+    rule: str | None = None  # for policy errors: the rule broken, without the line
 
 
 class SandboxTransformer(RestrictingNodeTransformer):
@@ -176,7 +177,8 @@ def compile_program(
     if not isinstance(source, str):
         return CompileOutcome(None, "syntax", f"the program must be a string, got {type(source).__name__}")
     if len(source) > MAX_SOURCE_CHARS:
-        return CompileOutcome(None, "policy", f"program too long ({len(source)} > {MAX_SOURCE_CHARS} characters)")
+        rule = f"program too long ({len(source)} > {MAX_SOURCE_CHARS} characters)"
+        return CompileOutcome(None, "policy", rule, rule=rule)
     try:
         tree = ast.parse(source, PROGRAM_FILENAME, "exec")
     except SyntaxError as exc:
@@ -194,22 +196,19 @@ def compile_program(
     except SyntaxError as exc:  # the compiler's own checks (e.g. 'return' outside function)
         return CompileOutcome(None, "syntax", f"SyntaxError: {exc.msg} (line {exc.lineno})", exc.lineno)
     if result.errors:
-        first = result.errors[0]
-        line = _line_of(first)
+        rule, line = _split_line(result.errors[0])
         more = f" (+{len(result.errors) - 1} more)" if len(result.errors) > 1 else ""
-        return CompileOutcome(None, "policy", first + more, line)
+        where = f" (line {line})" if line is not None else ""
+        return CompileOutcome(None, "policy", rule + where + more, line, rule)
     return CompileOutcome(result.code)
 
 
-def _line_of(message: str) -> int | None:
-    # RestrictedPython writes errors as 'Line N: ...'.
-    head = message.split(":", 1)[0]
-    if head.startswith("Line "):
-        try:
-            return int(head[5:])
-        except ValueError:
-            return None
-    return None
+def _split_line(message: str) -> tuple[str, int | None]:
+    """RestrictedPython writes errors as 'Line N: rule'; returns (rule, N)."""
+    head, sep, rest = message.partition(": ")
+    if sep and head.startswith("Line ") and head[5:].isdigit():
+        return rest, int(head[5:])
+    return message, None
 
 
 def program_line(start_depth: int = 1) -> int | None:
@@ -308,7 +307,7 @@ class RuntimePolicy:
         # Item assignment only into plain containers (attribute assignment is refused at compile time).
         if isinstance(obj, (dict, list)):
             return obj
-        self.refuse(f"cannot modify items of a {type(obj).__name__}")
+        self.refuse(f"cannot modify items of {type(obj).__name__} objects (only dicts and lists)")
 
     def import_module(
         self, name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0

@@ -46,7 +46,4 @@ def run_program(
     """
     if namespace_session is not None:
         return namespace_session.run(code, image_path, timeout_s=timeout_s, toolbox=toolbox)
-    sandbox = _shared_sandbox()
-    with sandbox._lock:  # reset and run as one step for concurrent callers
-        sandbox.reset()
-        return sandbox.run(code, image_path, timeout_s=timeout_s, toolbox=toolbox)
+    return _shared_sandbox().run(code, image_path, timeout_s=timeout_s, toolbox=toolbox, fresh=True)

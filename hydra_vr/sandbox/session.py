@@ -33,7 +33,7 @@ from hydra_vr.api.image_patch import load_image
 from hydra_vr.sandbox.policy import DEFAULT_ALLOWED_MODULES
 from hydra_vr.sandbox.results import ERROR_KINDS, ProgramResult, StepTimings, VariableInfo
 from hydra_vr.sandbox.tool_server import ToolServer
-from hydra_vr.sandbox.wire import recv_untrusted, send
+from hydra_vr.sandbox.wire import MessageError, recv_untrusted, send
 
 if TYPE_CHECKING:
     from hydra_vr.api.toolbox import VisionToolbox
@@ -223,7 +223,7 @@ class Sandbox:
                 # Finalizers of program objects (a generator's ``finally``) run now: bound them.
                 if child.conn.poll(2.0) and recv_untrusted(child.conn) == ("reset_done",):
                     return
-            except (OSError, EOFError, pickle.UnpicklingError):
+            except (OSError, EOFError, MessageError):
                 pass
             self._replace_child(count_restart=True)
 
@@ -235,11 +235,15 @@ class Sandbox:
         *,
         timeout_s: float | None = None,
         toolbox: VisionToolbox | None = None,
+        fresh: bool = False,
     ) -> ProgramResult:
         """Run one step of the episode. ``image_path`` (or a PIL image) is what the program sees
-        as ``image``; ``toolbox`` overrides the sandbox's toolbox for this step."""
+        as ``image``; ``toolbox`` overrides the sandbox's toolbox for this step; ``fresh`` starts
+        a new episode first (as :meth:`reset`)."""
         with self._lock:
             self._check_open()
+            if fresh:
+                self.reset()
             timeout = self.timeout_s if timeout_s is None else float(timeout_s)
             tools = toolbox if toolbox is not None else self.toolbox
             image = self._episode_image(image_path) if image_path is not None else None
@@ -287,8 +291,13 @@ class Sandbox:
                     return result
                 else:
                     raise _ProtocolError(f"unexpected message {str(message[0])[:40]!r}")
-        except (EOFError, OSError, pickle.UnpicklingError, _ProtocolError) as exc:
+        except (EOFError, OSError, MessageError, _ProtocolError) as exc:
             return self._died(child, exc)
+        except BaseException:
+            # Interrupted here (Ctrl-C, a toolbox that raised past Exception): the child may still
+            # be mid-step, and its late messages would confuse the next step. Replace it.
+            self._replace_child(count_restart=True)
+            raise
 
     # ------------------------------------------------------------ children
     def _check_open(self) -> None:
@@ -332,7 +341,7 @@ class Sandbox:
             message = recv_untrusted(child.conn)
             if not (isinstance(message, tuple) and message[0] == "ready" and isinstance(message[1], dict)):
                 raise SandboxError("sandbox child sent an unexpected first message")
-        except (EOFError, OSError, pickle.UnpicklingError, SandboxError) as exc:
+        except (EOFError, OSError, MessageError, SandboxError) as exc:
             tail = child.stderr_tail()
             self._res.stop_child()
             raise SandboxError(f"sandbox child failed to start: {exc}\n{tail}".strip()) from exc

@@ -56,6 +56,18 @@ def recv_trusted(conn: Connection) -> Any:
     return pickle.loads(conn.recv_bytes())
 
 
+class MessageError(Exception):
+    """A child message that is not plain data (or not a pickle at all)."""
+
+
 def recv_untrusted(conn: Connection) -> Any:
-    """Parent side: read a child message (plain data, capped size)."""
-    return loads_untrusted(conn.recv_bytes(MAX_CHILD_MESSAGE_BYTES))
+    """Parent side: read a child message (plain data, capped size).
+
+    EOFError/OSError when the child is gone or the message is too long; MessageError when it
+    cannot be decoded.
+    """
+    data = conn.recv_bytes(MAX_CHILD_MESSAGE_BYTES)
+    try:
+        return loads_untrusted(data)
+    except Exception as exc:  # garbage can raise nearly anything from the unpickler
+        raise MessageError(f"undecodable message: {type(exc).__name__}") from exc

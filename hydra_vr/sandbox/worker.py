@@ -96,9 +96,7 @@ class Worker:
         t_compiled = time.perf_counter()
         result: dict[str, Any] = {"ok": False, "compile_ms": (t_compiled - t0) * 1000}
         if compiled.code is None:
-            result.update(error_kind=compiled.error_kind, error=compiled.error, line=compiled.line)
-            if compiled.error_kind == "policy":
-                result["rule"] = compiled.error
+            result.update(error_kind=compiled.error_kind, error=compiled.error, line=compiled.line, rule=compiled.rule)
             return result
 
         ns = self.namespace
