@@ -53,7 +53,9 @@ def resolve_dtype(device: str, dtype: str | None) -> Any:
         raise ValueError(f"unknown dtype {dtype!r}; use auto, {', '.join(sorted(set(_DTYPES.values())))}") from None
 
 
-def from_pretrained(loader: Any, model_id: str, *, what: str, local_files_only: bool | None = None, **kwargs: Any) -> Any:
+def from_pretrained(
+    loader: Any, model_id: str, *, what: str, local_files_only: bool | None = None, **kwargs: Any
+) -> Any:
     """``loader.from_pretrained(model_id)`` reading only local files when offline or given a directory.
 
     ``loader`` is a transformers class (``AutoProcessor``, ``Owlv2ForObjectDetection``...). Failures
@@ -199,6 +201,52 @@ class GenerativeVQA(HubBackend):
         if prompt is not None and out.shape[1] >= prompt.shape[1] and torch.equal(out[:, : prompt.shape[1]], prompt):
             out = out[:, prompt.shape[1] :]
         return self.processor.batch_decode(out, skip_special_tokens=True)[0].strip()
+
+
+class HubDetector(HubBackend):
+    """Shared options of the open-vocabulary detectors: score threshold, per-query NMS, a cap.
+
+    ``threshold`` / ``nms_iou`` default to the subclass's ``default_threshold`` / ``default_nms_iou``;
+    ``nms_iou >= 1`` disables NMS; ``max_detections`` caps the result (best first).
+    """
+
+    default_threshold: ClassVar[float] = 0.1
+    default_nms_iou: ClassVar[float] = 0.3
+    model_class: ClassVar[str] = "AutoModelForZeroShotObjectDetection"
+
+    def __init__(
+        self,
+        ctx: ToolContext | None = None,
+        *,
+        threshold: float | None = None,
+        nms_iou: float | None = None,
+        max_detections: int = 100,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(ctx, **kwargs)
+        self.threshold = self.default_threshold if threshold is None else threshold
+        self.nms_iou = self.default_nms_iou if nms_iou is None else nms_iou
+        if max_detections < 1:
+            raise ValueError("max_detections must be >= 1")
+        self.max_detections = max_detections
+
+    def run(self, **processor_args: Any) -> Any:
+        """One forward pass; logits and boxes in float32 for the post-processing."""
+        import torch
+
+        with torch.inference_mode():
+            outputs = self.model(**self.inputs(**processor_args))
+        outputs.logits = outputs.logits.float()
+        outputs.pred_boxes = outputs.pred_boxes.float()
+        return outputs
+
+    def to_detections(
+        self, boxes: Any, scores: Any, query_idx: Any, queries: Sequence[str], image: Any
+    ) -> list[Detection]:
+        return detections_from_boxes(
+            boxes, scores, query_idx, queries, image.size,
+            source=self.source, nms_iou=self.nms_iou, max_detections=self.max_detections,
+        )
 
 
 def clean_answer(text: str) -> str:

@@ -13,12 +13,11 @@ from typing import Any
 
 from PIL import Image
 
-from hydra_vr.api.backends.hf_common import HubBackend, clean_queries, detections_from_boxes
-from hydra_vr.api.tools import ToolContext
+from hydra_vr.api.backends.hf_common import HubDetector, clean_queries
 from hydra_vr.api.types import Detection
 
 
-class GroundingDinoDetector(HubBackend):
+class GroundingDinoDetector(HubDetector):
     """Detector over ``transformers`` Grounding DINO.
 
     Options: ``model`` (default IDEA-Research/grounding-dino-tiny), ``threshold`` (min box score
@@ -28,21 +27,8 @@ class GroundingDinoDetector(HubBackend):
 
     default_model = "IDEA-Research/grounding-dino-tiny"
     source = "grounding_dino"
-    model_class = "AutoModelForZeroShotObjectDetection"
-
-    def __init__(
-        self,
-        ctx: ToolContext | None = None,
-        *,
-        threshold: float = 0.3,
-        nms_iou: float = 0.5,
-        max_detections: int = 100,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(ctx, **kwargs)
-        self.threshold = threshold
-        self.nms_iou = nms_iou
-        self.max_detections = max_detections
+    default_threshold = 0.3
+    default_nms_iou = 0.5
 
     @staticmethod
     def prompt(queries: Sequence[str]) -> tuple[str, list[tuple[int, int]]]:
@@ -55,30 +41,21 @@ class GroundingDinoDetector(HubBackend):
         return text.strip(), spans
 
     def detect(self, image: Image.Image, queries: Sequence[str]) -> list[Detection]:
-        import torch
-
         names = clean_queries(queries)
         if not names:
             return []
         image = image.convert("RGB")
         text, spans = self.prompt(names)
-        inputs = self.inputs(images=image, text=text)
-        with torch.inference_mode():
-            outputs = self.model(**inputs)
-        outputs.logits = outputs.logits.float()
-        outputs.pred_boxes = outputs.pred_boxes.float()
+        outputs = self.run(images=image, text=text)
         w, h = image.size
         # threshold -1 keeps every box in model order; text_threshold 1 skips phrase decoding we don't use.
         res = self.processor.post_process_grounded_object_detection(
-            outputs, inputs["input_ids"], threshold=-1.0, text_threshold=1.0, target_sizes=[(h, w)]
+            outputs, outputs.input_ids, threshold=-1.0, text_threshold=1.0, target_sizes=[(h, w)]
         )[0]
         per_query = self._query_probs(outputs.logits[0].sigmoid().cpu(), text, spans)  # (n_boxes, n_queries)
         scores, idx = per_query.max(dim=1)
         keep = scores > self.threshold
-        return detections_from_boxes(
-            res["boxes"][keep], scores[keep], idx[keep], names, image.size,
-            source=self.source, nms_iou=self.nms_iou, max_detections=self.max_detections,
-        )
+        return self.to_detections(res["boxes"][keep], scores[keep], idx[keep], names, image)
 
     def _query_probs(self, probs: Any, text: str, spans: list[tuple[int, int]]) -> Any:
         """(n_boxes, n_queries): each box's max token probability within each query's character span."""

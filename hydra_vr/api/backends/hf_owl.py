@@ -7,16 +7,14 @@ the loaded config, so ``model`` may name either family.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from PIL import Image
 
-from hydra_vr.api.backends.hf_common import HubBackend, clean_queries, detections_from_boxes
-from hydra_vr.api.tools import ToolContext
+from hydra_vr.api.backends.hf_common import HubDetector, clean_queries
 from hydra_vr.api.types import Detection
 
 
-class OwlDetector(HubBackend):
+class OwlDetector(HubDetector):
     """Detector over ``transformers`` OWLv2 / OWL-ViT.
 
     Options: ``model`` (hub id or local dir, default google/owlv2-base-patch16-ensemble),
@@ -27,21 +25,8 @@ class OwlDetector(HubBackend):
 
     default_model = "google/owlv2-base-patch16-ensemble"
     source = "owlv2"
-    model_class = "AutoModelForZeroShotObjectDetection"
-
-    def __init__(
-        self,
-        ctx: ToolContext | None = None,
-        *,
-        threshold: float = 0.1,
-        nms_iou: float = 0.3,
-        max_detections: int = 100,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(ctx, **kwargs)
-        self.threshold = threshold
-        self.nms_iou = nms_iou
-        self.max_detections = max_detections
+    default_threshold = 0.1
+    default_nms_iou = 0.3
 
     def _after_load(self) -> None:
         # OWLv2 pads to a square before resizing, so its normalised boxes are fractions of the padded side.
@@ -49,24 +34,15 @@ class OwlDetector(HubBackend):
         self.source = "owlv2" if self._pads_to_square else "owlvit"
 
     def detect(self, image: Image.Image, queries: Sequence[str]) -> list[Detection]:
-        import torch
-
         names = clean_queries(queries)
         if not names:
             return []
         image = image.convert("RGB")
-        inputs = self.inputs(text=[names], images=image, truncation=True)
-        with torch.inference_mode():
-            outputs = self.model(**inputs)
-        outputs.logits = outputs.logits.float()
-        outputs.pred_boxes = outputs.pred_boxes.float()
+        outputs = self.run(text=[names], images=image, truncation=True)
         w, h = image.size
         side = max(w, h)
         target = [(side, side)] if self._pads_to_square else [(h, w)]
         res = self.processor.image_processor.post_process_object_detection(
             outputs=outputs, threshold=self.threshold, target_sizes=target
         )[0]
-        return detections_from_boxes(
-            res["boxes"], res["scores"], res["labels"], names, image.size,
-            source=self.source, nms_iou=self.nms_iou, max_detections=self.max_detections,
-        )
+        return self.to_detections(res["boxes"], res["scores"], res["labels"], names, image)
