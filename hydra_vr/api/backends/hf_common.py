@@ -23,8 +23,11 @@ from hydra_vr.api.toolbox import ToolUnavailableError
 from hydra_vr.api.types import Box, Detection
 
 _TRUTHY = {"1", "true", "yes", "on"}
-_DTYPES = {"float16": "float16", "fp16": "float16", "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
-           "float32": "float32", "fp32": "float32", "float": "float32"}
+_DTYPES = {
+    **dict.fromkeys(("float16", "fp16", "half"), "float16"),
+    **dict.fromkeys(("bfloat16", "bf16"), "bfloat16"),
+    **dict.fromkeys(("float32", "fp32", "float"), "float32"),
+}
 
 
 class ModelLoadError(ToolUnavailableError):
@@ -38,11 +41,11 @@ def hub_offline() -> bool:
 
 def _looks_like_path(model_id: str) -> bool:
     # Hub ids are "name" or "org/name"; anything else that names the file system is a path.
-    return model_id.startswith((".", "/", "~")) or model_id.count("/") > 1 or os.sep != "/" and os.sep in model_id
+    return model_id.startswith((".", "/", "~")) or model_id.count("/") > 1 or (os.sep != "/" and os.sep in model_id)
 
 
 def resolve_dtype(device: str, dtype: str | None) -> Any:
-    """``auto``/None -> float16 on CUDA (halves memory; these models run fine in it), float32 elsewhere."""
+    """``auto``/None -> float16 on CUDA (halves memory; set float32 if a model misbehaves), float32 elsewhere."""
     import torch
 
     if dtype is None or dtype == "auto":
