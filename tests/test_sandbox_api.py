@@ -328,6 +328,18 @@ def test_tool_server_refuses_malformed_requests(fake: FakeToolbox) -> None:
         assert reply[0] == "tool_err", (op, args)
 
 
+def test_config_and_bad_image_path(tmp_path) -> None:
+    from hydra_vr.api import ImageLoadError
+    from hydra_vr.config import SandboxConfig
+
+    with Sandbox(config=SandboxConfig(timeout_s=0.7, memory_mb=300, cpu_s=3)) as sb:
+        assert (sb.timeout_s, sb.memory_mb, sb.cpu_s) == (0.7, 300, 3.0)
+        with pytest.raises(ImageLoadError):  # the caller's mistake, not the program's
+            sb.run("x = 1", str(tmp_path / "missing.png"))
+    with pytest.raises(Exception, match="closed"):
+        sb.run("x = 1")
+
+
 def test_proxy_covers_every_tool_operation() -> None:
     assert all(callable(getattr(ProxyToolbox, op, None)) for op in TOOL_OPS)
     from hydra_vr.api.toolbox import VisionToolbox

@@ -145,11 +145,11 @@ def make_patch_class(toolbox: ProxyToolbox, refuse: Callable[[str], NoReturn]) -
 
 
 # What programs may read on patches and PIL images (everything else is refused by the policy).
-PATCH_ATTRIBUTES: frozenset[str] = frozenset({
-    "x1", "y1", "x2", "y2", "box", "width", "height", "horizontal_center", "vertical_center", "area",
-    "cropped_image", "original_image", "parent", "label", "score", "find", "exists", "verify_property",
-    "best_text_match", "simple_query", "read_text", "compute_depth", "crop", "overlaps_with", "llm_query",
-})
+# Patches: the public API of ImagePatch as it stands, plus the attributes __init__ sets.
+PATCH_ATTRIBUTES: frozenset[str] = frozenset(
+    {n for n in vars(ImagePatch) if not n.startswith("_")}
+    | {"x1", "y1", "x2", "y2", "original_image", "parent", "label", "score"}
+)
 IMAGE_ATTRIBUTES: frozenset[str] = frozenset({
     "size", "width", "height", "mode", "crop", "resize", "rotate", "transpose", "convert", "copy",
     "getpixel", "getbbox", "getcolors", "getextrema", "histogram", "split", "getchannel",

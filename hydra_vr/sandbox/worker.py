@@ -10,18 +10,12 @@ parent -> child: ``("image", key, mode, w, h, bytes)``, ``("run", code, image_ke
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import time
 import warnings
 from multiprocessing.connection import Connection
 from typing import Any
-
-# Everything a program can reach is imported here, before the limits make opening files impossible.
-import collections  # noqa: F401  (allowed module)
-import itertools  # noqa: F401  (allowed module)
-import math  # noqa: F401  (allowed module)
-import re  # noqa: F401  (allowed module)
-import statistics  # noqa: F401  (allowed module)
 
 from PIL import Image
 
@@ -77,7 +71,10 @@ class Worker:
 
     # ------------------------------------------------------------------ set-up
     def warm_up(self) -> None:
-        """Run a program and touch PIL once so no lazy import is left for after the lock-down."""
+        """Import the allowed modules, run a program and touch PIL once: after the lock-down no
+        file can be opened, so no lazy import may be left."""
+        for name in sorted(self.allowed_modules):
+            importlib.import_module(name)
         img = Image.new("RGB", (8, 8))
         img.crop((0, 0, 4, 4)).convert("L").resize((2, 2)).rotate(90).tobytes()
         Image.frombytes("RGB", (2, 2), bytes(12))
