@@ -195,6 +195,9 @@ def test_variables_persist_across_steps_and_only_changes_are_reported(fresh: San
     third = fresh.run("del tmp\nfinal_answer = f'{count} cups: ' + ', '.join(names)", picture)
     assert third.ok and third.final_answer == "2 cups: x"
     assert third.deleted == ["tmp"]
+    # A later step without the image still works on the episode's patches.
+    later = fresh.run("final_answer = len(cups[0].find('cup'))")
+    assert later.ok and later.final_answer == 2, later.error
     fresh.reset()
     gone = fresh.run("n = len(cups)", picture)
     assert gone.error_kind == "runtime" and "NameError" in gone.error

@@ -249,7 +249,8 @@ class Sandbox:
             image = self._episode_image(image_path) if image_path is not None else None
             t0 = time.perf_counter()
             child, waited = self._ready_child()
-            self._server.images = {image.key: image.image} if image is not None else {}
+            if image is not None:  # kept for later steps: their patches still refer to it
+                self._server.images = {image.key: image.image}
             result = self._exchange(child, code, image, timeout, tools)
             result.timings.spawn = waited * 1000
             result.timings.total = (time.perf_counter() - t0) * 1000
