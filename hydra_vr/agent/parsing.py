@@ -118,6 +118,7 @@ def extract_code(text: str) -> str:
     """The Python program in a reasoner reply: the fenced block if any, else the text itself."""
     blocks = [m.group(1) for m in _FENCE.finditer(text)]
     code = max(blocks, key=len) if blocks else text
-    # Drop a leading "python" tag line that some models emit without a fence.
+    # Drop a leading "python" tag line and stray fence lines that some models emit unbalanced.
     code = re.sub(r"^\s*python\s*\n", "", code)
+    code = "\n".join(line for line in code.splitlines() if not line.strip().startswith("```"))
     return code.strip("\n")

@@ -6,6 +6,7 @@ prompt's KV cache across calls and only pay for the new tokens.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -65,17 +66,22 @@ class Planner:
     def __init__(self, llm: ChatModel, prompts: PromptSet, n: int = 5, max_tokens: int = 320, retries: int = 1) -> None:
         self.llm, self.prompts, self.n = llm, prompts, n
         self.max_tokens, self.retries = max_tokens, retries
-        self._system = render_prompt(
-            "planner_system", task_description=prompts.task_description, skills=prompts.examples["skills"].strip(),
-            n=n, examples=[{**ex, "memory": ex["memory"].strip()} for ex in prompts.examples.get("planner", [])],
-        )
+        system = render_prompt("planner_system", task_description=prompts.task_description,
+                               skills=prompts.examples["skills"].strip(), n=n)
+        # Few-shot examples as earlier chat turns: small models imitate a turn far better than an
+        # example quoted inside the system prompt (which they tend to copy verbatim).
+        shots = []
+        for ex in prompts.examples.get("planner", []):
+            reply = dict(ex["reply"], instructions=ex["reply"]["instructions"][:n])
+            shots.append((render_prompt("planner_user", query=ex["query"], memory=ex["memory"].strip()), json.dumps(reply)))
+        self._prefix = _prefix_messages(system, shots)
 
     def propose(self, query: str, memory: str, temperature: float = 0.0) -> PlannerOutput:
         user = render_prompt("planner_user", query=query, memory=memory)
         out = PlannerOutput([])
         for attempt in range(self.retries + 1):
             res = self.llm.chat(
-                [ChatMessage("system", self._system), ChatMessage("user", user)],
+                [*self._prefix, ChatMessage("user", user)],
                 max_tokens=self.max_tokens, temperature=temperature if attempt == 0 else max(temperature, 0.7),
                 json_schema=planner_schema(self.n),
             )
@@ -94,20 +100,34 @@ class Reasoner:
             if prompts.task == "vqa"
             else "When the object is found, set `final_answer` to its ImagePatch."
         )
-        self._system = render_prompt("reasoner_system", api=render_api(), final_rule=final_rule,
-                                     examples=[{**ex, "code": ex["code"].strip()} for ex in prompts.examples.get("reasoner", [])])
+        system = render_prompt("reasoner_system", api=render_api(), final_rule=final_rule)
+        shots = [
+            (render_prompt("reasoner_user", query=ex["query"], instruction=ex["instruction"], memory="No steps yet.",
+                           variables="none", previous_code="", error=""),
+             f"```python\n{ex['code'].strip()}\n```")
+            for ex in prompts.examples.get("reasoner", [])
+        ]
+        self._prefix = _prefix_messages(system, shots)
 
     def write(self, query: str, instruction: str, memory: str, variables: str, previous_code: str = "", error: str = "") -> str:
         user = render_prompt("reasoner_user", query=query, instruction=instruction, memory=memory, variables=variables,
                              previous_code=previous_code, error=error)
-        res = self.llm.chat([ChatMessage("system", self._system), ChatMessage("user", user)], max_tokens=self.max_tokens, stop=["\n```\n\n"])
+        res = self.llm.chat([*self._prefix, ChatMessage("user", user)], max_tokens=self.max_tokens)
         return extract_code(res.text)
 
     def write_whole_program(self, query: str, previous_code: str = "", error: str = "") -> str:
         """ViperGPT mode: one program straight from the query, no planner."""
         user = render_prompt("vipergpt_user", query=query, previous_code=previous_code, error=error)
-        res = self.llm.chat([ChatMessage("system", self._system), ChatMessage("user", user)], max_tokens=self.max_tokens)
+        res = self.llm.chat([*self._prefix, ChatMessage("user", user)], max_tokens=self.max_tokens)
         return extract_code(res.text)
+
+
+def _prefix_messages(system: str, shots: list[tuple[str, str]]) -> list[ChatMessage]:
+    """System prompt then example (user, assistant) turns: the stable prefix of every call."""
+    messages = [ChatMessage("system", system)]
+    for user, assistant in shots:
+        messages += [ChatMessage("user", user), ChatMessage("assistant", assistant)]
+    return messages
 
 
 def fallback_program(query: str, task: Task) -> str:
@@ -138,8 +158,6 @@ class Summarizer:
     def decide(self, query: str, memory: str) -> Decision:
         res = self.llm.chat([ChatMessage("system", self._system), ChatMessage("user", render_prompt("summarizer_user", query=query, memory=memory))],
                             max_tokens=self.max_tokens, json_schema=SUMMARIZER_SCHEMA)
-        import json
-
         text = res.text.strip()
         try:
             data = json.JSONDecoder().raw_decode(text[text.find("{"):])[0] if "{" in text else {}
