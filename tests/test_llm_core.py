@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -345,3 +346,15 @@ def test_openai_embedder_orders_and_normalises(stub_server: Any, tmp_path: Path)
     np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, rtol=1e-6)
     np.testing.assert_allclose(vecs[1], np.array([4.0, 1.0, 0.0]) / np.sqrt(17), rtol=1e-6)
     assert stub_server.requests[0]["body"]["dimensions"] == 3
+
+
+def test_unreachable_endpoint_fails_fast_with_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as s:  # bound then released: nothing listens on this loopback port
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    model = build_chat_model(LLMConfig(backend="openai", options={"base_url": url, "model": "m"}), tmp_path)
+    start = time.perf_counter()
+    with pytest.raises(LLMError, match=rf"(?s)cannot reach {url}.*Check that the server is running"):
+        model.chat([U("hi")])
+    assert time.perf_counter() - start < 5
+    assert model.usage.errors == 1 and model.usage.retries == 0

@@ -149,10 +149,13 @@ class OpenAIChat:
                     call_msgs = [{"role": "system", "content": hint}, *msgs]
             try:
                 response = self.client.chat.completions.create(messages=call_msgs, **call)
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if mode is None or len(modes) == 1:
+            except openai.APIStatusError as exc:
+                # Servers reject an unknown response_format with 400/422, or (llama.cpp's) a 500
+                # naming it: try the next, less specific way of asking for JSON.
+                rejected = exc.status_code in (400, 422) or "response_format" in str(exc)
+                if mode is None or len(modes) == 1 or not rejected:
                     raise _translate(exc, self.base_url, self.name) from exc
-                last_exc = exc  # this server does not take that response_format: try the next one
+                last_exc = exc
                 continue
             except openai.OpenAIError as exc:
                 raise _translate(exc, self.base_url, self.name) from exc
