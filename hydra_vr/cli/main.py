@@ -7,6 +7,7 @@ import logging
 import typer
 
 from hydra_vr.cli.ask_cmd import ask, ground
+from hydra_vr.cli.eval_cmd import EVAL_HELP, eval_command
 from hydra_vr.cli.tools_cmd import tools
 
 app = typer.Typer(
@@ -20,6 +21,7 @@ app = typer.Typer(
 app.command("ask", help="Answer a question about an image with the reasoning loop.")(ask)
 app.command("ground", help="Ground a referring expression to a box with the reasoning loop.")(ground)
 app.command("tools", help="Run vision tools on one image: find objects, read text, classify, colours, depth, VQA.")(tools)
+app.command("eval", help=EVAL_HELP)(eval_command)
 
 
 @app.callback()
