@@ -114,6 +114,23 @@ class TestLlamaCpp:
         assert 0 < warm.meta["prompt_eval_tokens"] < 20, warm.meta
 
 
+    def test_alternating_prompts_find_their_prefix_in_ram_cache(self, llama: ManagedChatModel) -> None:
+        # Two unrelated prompt families called in turn (planner, coder...): llama.cpp alone only
+        # keeps the last prompt; the RAM cache brings back the earlier one's KV state.
+        a = "You plan steps for visual questions. " + " ".join(f"Plan {i}: find the object, then check it." for i in range(20))
+        b = "You write Python code for an image API. " + " ".join(f"Snippet {i}: patch.find('cup')[{i}]." for i in range(20))
+        ask = lambda system, q: llama.inner.chat([ChatMessage("system", system), ChatMessage("user", q)], max_tokens=1)
+        first_a = ask(a, "Is there a cup?")
+        ask(b, "Count the cups.")
+        second_a = ask(a, "Is there a dog?")
+        assert first_a.meta["prompt_eval_tokens"] > 150
+        assert 0 < second_a.meta["prompt_eval_tokens"] < 20, second_a.meta
+        ask(b, "Count the cups.")
+        assert ask(a, "Is there a cup?").text == first_a.text  # a restored state gives the same greedy answer
+        states = llama.inner.load().cache.cache_state.values()
+        assert all(st.scores.shape[0] == 1 for st in states)  # compact states, not n_batch rows of logits
+
+
 @pytest.fixture(scope="module")
 def llama_server(model_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if importlib.util.find_spec("uvicorn") is None or importlib.util.find_spec("fastapi") is None:

@@ -126,7 +126,7 @@ class LlamaCppChat:
         except (ValueError, RuntimeError, OSError) as exc:
             raise LLMError(f"llama.cpp could not load {path}: {exc}") from exc
         if self.prompt_cache == "ram":
-            llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=self.prompt_cache_mb << 20))
+            llm.set_cache(_compact_ram_cache(llama_cpp, self.prompt_cache_mb << 20))
         self._install_deadline(llm, llama_cpp)
         self.load_seconds = time.perf_counter() - start
         self._llama = llm
@@ -236,3 +236,25 @@ def _perf(llm: Any) -> dict[str, float]:
         "eval_tokens": data.n_eval,
         "eval_ms": data.t_eval_ms,
     }
+
+
+def _compact_ram_cache(llama_cpp: Any, capacity_bytes: int) -> Any:
+    """A ``LlamaRAMCache`` whose states keep only the last row of logits, and count it.
+
+    Upstream states hold up to n_batch rows of logits (512 x 151,936 floats = 311 MB for Qwen)
+    that its capacity check does not count, so "1 GB" could grow to many GB. The rows are not
+    needed: after ``load_state`` llama-cpp-python re-evaluates at least one token, which refreshes
+    the logits, and ``load_state`` broadcasts a single row into its score buffer.
+    """
+
+    class CompactRAMCache(llama_cpp.LlamaRAMCache):  # type: ignore[misc, name-defined]
+        @property
+        def cache_size(self) -> int:
+            return sum(st.llama_state_size + st.scores.nbytes + st.input_ids.nbytes for st in self.cache_state.values())
+
+        def __setitem__(self, key: Any, value: Any) -> None:
+            if value.scores.ndim == 2 and value.scores.shape[0] > 1:
+                value.scores = value.scores[-1:].copy()
+            super().__setitem__(key, value)
+
+    return CompactRAMCache(capacity_bytes=capacity_bytes)
