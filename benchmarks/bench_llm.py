@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra_vr.llm.base import ChatMessage
-from hydra_vr.llm.llama_cpp_backend import LlamaCppChat, default_threads
+from hydra_vr.llm.llama_cpp_backend import LlamaCppChat, _compact_ram_cache, default_threads
 from hydra_vr.llm.models import KNOWN_MODELS, ensure_gguf, parts_installed
 
 SHORT = {"0.5b": "qwen2.5-coder-0.5b", "1.5b": "qwen2.5-coder-1.5b"}
@@ -67,8 +67,10 @@ def bench_model(name: str, cache_dir: Path, threads: int, prefix_tokens: int) ->
     cold_s, cold = timed_chat(model, prefix_a, "Q: Is the cup left of the dog?", max_tokens=1)
     out["cold_s"] = cold_s
     out["prompt_tok_per_s"] = cold.prompt_tokens / cold_s
-    warm_s, _ = timed_chat(model, prefix_a, "Q: Is the bus left of the cat?", max_tokens=1)
+    out["cold_eval_tokens"] = cold.meta.get("prompt_eval_tokens", 0)
+    warm_s, warm = timed_chat(model, prefix_a, "Q: Is the bus left of the cat?", max_tokens=1)
     out["warm_s"] = warm_s
+    out["warm_eval_tokens"] = warm.meta.get("prompt_eval_tokens", 0)
     # Generation speed: prompt already cached, so the time is almost all decoding.
     gen_s, gen = timed_chat(model, prefix_a, "Q: Is the bus left of the cat? Write the program and explain it.", 96)
     out["gen_tokens"] = gen.completion_tokens
@@ -78,7 +80,7 @@ def bench_model(name: str, cache_dir: Path, threads: int, prefix_tokens: int) ->
 
     for mode in ("none", "ram"):
         # Same loaded weights; only the prompt cache differs (what the prompt_cache option sets).
-        llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=1 << 30) if mode == "ram" else None)
+        llm.set_cache(_compact_ram_cache(llama_cpp, 1 << 30) if mode == "ram" else None)
         llm.reset()
         times = []
         for q in ("Q: Is the tie left of the laptop?", "Q: Is the car left of the bus?"):
@@ -112,7 +114,10 @@ def main(argv: list[str] | None = None) -> None:
         print(f"load                  {r['load_s']:.2f} s")
         print(f"prompt                {r['prompt_tok_per_s']:.1f} tok/s (cold, {r['prefix_tokens']:.0f}-token prefix)")
         print(f"generate              {r['gen_tok_per_s']:.1f} tok/s ({r['gen_tokens']:.0f} tokens)")
-        print(f"shared prefix         cold {r['cold_s']:.2f} s -> warm {r['warm_s']:.2f} s")
+        print(
+            f"shared prefix         cold {r['cold_s']:.2f} s ({r['cold_eval_tokens']:.0f} tokens evaluated) -> "
+            f"warm {r['warm_s']:.2f} s ({r['warm_eval_tokens']:.0f} evaluated)"
+        )
         print(
             "alternating prefixes  last two calls: "
             f"no RAM cache {r['alternating_none_last2_s']:.2f} s, LlamaRAMCache {r['alternating_ram_last2_s']:.2f} s "
