@@ -1,0 +1,129 @@
+"""Controller checkpoints: a directory with the SB3 ``model.zip`` and ``meta.json``.
+
+``meta.json`` records what the network's input and output mean, so a checkpoint is never used
+with another embedding model or another number of option slots::
+
+    {"format": "hydra-vr-dqn", "version": 1,
+     "embedding": {"name": "minilm:all-MiniLM-L6-v2", "dim": 384},
+     "num_options": 5, "obs_dim": 2701, "memory_chars": 1000,
+     "reward": {"r1": 100, "alpha": 100, "replan_penalty": 1, "invalid_reward": -100},
+     "reward_scale": 0.01, "gamma": 0.99, "q_temperature": 2.0,
+     "training": {...timesteps, episodes, seconds, created...}}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra_vr.controller.observation import observation_dim
+
+FORMAT = "hydra-vr-dqn"
+VERSION = 1
+MODEL_FILE = "model.zip"
+META_FILE = "meta.json"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint is missing, unreadable, or does not fit the configuration it is used with."""
+
+
+class CheckpointMismatchError(CheckpointError):
+    """The checkpoint was trained for another embedding model or another number of options."""
+
+
+@dataclass
+class CheckpointMeta:
+    embedding_name: str
+    embedding_dim: int
+    num_options: int
+    memory_chars: int
+    reward: dict[str, float]
+    reward_scale: float
+    gamma: float
+    q_temperature: float
+    training: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def obs_dim(self) -> int:
+        return observation_dim(self.embedding_dim, self.num_options)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {"format": FORMAT, "version": VERSION,
+                "embedding": {"name": data.pop("embedding_name"), "dim": data.pop("embedding_dim")},
+                "obs_dim": self.obs_dim, **data}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CheckpointMeta:
+        if data.get("format") != FORMAT or data.get("version") != VERSION:
+            raise CheckpointError(f"not a {FORMAT} v{VERSION} checkpoint (format {data.get('format')!r}, version {data.get('version')!r})")
+        try:
+            return cls(embedding_name=data["embedding"]["name"], embedding_dim=int(data["embedding"]["dim"]),
+                       num_options=int(data["num_options"]), memory_chars=int(data["memory_chars"]),
+                       reward=dict(data["reward"]), reward_scale=float(data["reward_scale"]), gamma=float(data["gamma"]),
+                       q_temperature=float(data["q_temperature"]), training=dict(data.get("training") or {}))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CheckpointError(f"checkpoint meta.json lacks or garbles a field: {exc}") from exc
+
+    def check_compatible(self, *, embedding_name: str | None = None, embedding_dim: int | None = None,
+                         num_options: int | None = None, where: str = "the configuration") -> None:
+        """Raise :class:`CheckpointMismatchError` naming both sides when anything differs."""
+        problems = []
+        if embedding_name is not None and embedding_name != self.embedding_name:
+            problems.append(f"embedding model {self.embedding_name!r} (checkpoint) vs {embedding_name!r} ({where})")
+        if embedding_dim is not None and embedding_dim != self.embedding_dim:
+            problems.append(f"embedding dimension {self.embedding_dim} (checkpoint) vs {embedding_dim} ({where})")
+        if num_options is not None and num_options != self.num_options:
+            problems.append(f"number of options N = {self.num_options} (checkpoint) vs {num_options} ({where}, agent.num_options)")
+        if problems:
+            raise CheckpointMismatchError(
+                "this controller checkpoint does not fit: " + "; ".join(problems)
+                + ". Use the embedding backend and agent.num_options it was trained with, or train a new one.")
+
+
+@dataclass
+class LoadedCheckpoint:
+    model: Any  # stable_baselines3.DQN
+    meta: CheckpointMeta
+    path: Path
+
+
+def save_checkpoint(model: Any, meta: CheckpointMeta, out_dir: Path | str) -> Path:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(str(out / MODEL_FILE))
+    (out / META_FILE).write_text(json.dumps(meta.to_dict(), indent=2) + "\n")
+    return out
+
+
+def read_meta(path: Path | str) -> CheckpointMeta:
+    path = Path(path)
+    meta_file = path / META_FILE
+    if not meta_file.is_file():
+        raise CheckpointError(f"{path} is not a controller checkpoint directory (no {META_FILE}); "
+                              "pass the --out directory of hydra-vr train-controller")
+    try:
+        return CheckpointMeta.from_dict(json.loads(meta_file.read_text()))
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(f"{meta_file}: not JSON: {exc}") from exc
+
+
+def load_checkpoint(path: Path | str, *, embedding_name: str | None = None, embedding_dim: int | None = None,
+                    num_options: int | None = None, where: str = "the configuration") -> LoadedCheckpoint:
+    """Read meta.json, refuse a mismatch (before loading any weights), then load the DQN on CPU."""
+    path = Path(path)
+    meta = read_meta(path)
+    meta.check_compatible(embedding_name=embedding_name, embedding_dim=embedding_dim, num_options=num_options, where=where)
+    if not (path / MODEL_FILE).is_file():
+        raise CheckpointError(f"{path}: {MODEL_FILE} is missing")
+    from stable_baselines3 import DQN
+
+    model = DQN.load(str(path / MODEL_FILE), device="cpu")
+    shape = getattr(model.observation_space, "shape", None)
+    if shape != (meta.obs_dim,) or int(model.action_space.n) != meta.num_options + 1:
+        raise CheckpointError(f"{path}: the network ({shape}, {model.action_space}) disagrees with meta.json "
+                              f"(obs {meta.obs_dim}, {meta.num_options + 1} actions)")
+    return LoadedCheckpoint(model, meta, path)

@@ -1,0 +1,192 @@
+"""Train the controller with stable-baselines3 DQN on replayed episodes.
+
+The network is SB3's ``MlpPolicy`` with ``net_arch=[512]`` (one hidden layer), Adam at 1e-4,
+batch 128, learning after 1000 transitions, epsilon-greedy from 0.2 decaying linearly to 0.02
+over the first 30% of the run, a replay buffer, a soft target update (tau 0.01) after every step.
+Rewards are multiplied by ``reward_scale`` (0.01) for learning only; Q-values are divided back for
+selection and reported rewards are unscaled.
+
+Every ``eval_interval`` timesteps the greedy policy (Q x p rule) replays the validation episodes;
+training stops early when the last ``patience`` evaluations' mean rewards span no more than
+``tolerance * max(1, |their mean|)`` (after ``min_timesteps``). The curve PNG shows the
+validation reward and accuracy, the training episode return, and the planner-probability baseline.
+
+Memory: the buffer holds two float32 observations per transition, ~21 KB with MiniLM and N = 5,
+so it is capped at the run's total timesteps (1 GB for 50k).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hydra_vr.training.checkpoint import CheckpointMeta, save_checkpoint
+from hydra_vr.training.episodes import RecordedEpisode
+from hydra_vr.training.evaluation import PolicyStats, dqn_policy, evaluate_policy, planner_probability_policy
+from hydra_vr.training.replay_env import ReplayEnv
+from hydra_vr.training.settings import TrainingConfig
+
+
+@dataclass
+class TrainResult:
+    checkpoint: Path
+    timesteps: int
+    seconds: float
+    stopped_early: bool
+    history: list[dict[str, float]] = field(default_factory=list)  # per evaluation
+    train_returns: list[tuple[int, float]] = field(default_factory=list)  # (timestep, episode return)
+    validation: PolicyStats | None = None
+    baseline: PolicyStats | None = None
+    curve: Path | None = None
+
+
+def split_episodes(episodes: Sequence[RecordedEpisode], fraction: float, seed: int = 0) -> tuple[list[RecordedEpisode], list[RecordedEpisode]]:
+    """(train, held-out) by a seeded shuffle; with fraction 0 or too few episodes, held-out = train."""
+    items = list(episodes)
+    random.Random(seed).shuffle(items)
+    n_val = int(round(len(items) * fraction))
+    if n_val == 0 or n_val >= len(items):
+        return items, items
+    return items[n_val:], items[:n_val]
+
+
+def converged(rewards: Sequence[float], patience: int, tolerance: float) -> bool:
+    if len(rewards) < patience:
+        return False
+    window = np.asarray(rewards[-patience:], dtype=float)
+    return float(window.max() - window.min()) <= tolerance * max(1.0, abs(float(window.mean())))
+
+
+def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: TrainingConfig, result: TrainResult) -> Any:
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    es = cfg.early_stop
+
+    class EvalAndStop(BaseCallback):
+        """Greedy evaluation on held-out episodes; ends training when the reward has converged."""
+
+        def _on_step(self) -> bool:
+            for info in self.locals.get("infos", []):
+                if "episode" in info:  # Monitor's unscaled episode return
+                    result.train_returns.append((self.num_timesteps, float(info["episode"]["r"])))
+            if self.num_timesteps % es.eval_interval:
+                return True
+            stats = evaluate_policy("dqn", self._policy(), val, cfg.reward)
+            result.history.append({"timesteps": self.num_timesteps, "mean_reward": stats.mean_reward,
+                                   "accuracy": stats.accuracy, "mean_steps": stats.mean_steps})
+            if self.num_timesteps >= es.min_timesteps and converged([h["mean_reward"] for h in result.history], es.patience, es.tolerance):
+                result.stopped_early = True
+                return False
+            return True
+
+        def _policy(self) -> Any:
+            return dqn_policy(self.model, num_options, reward_scale=cfg.dqn.reward_scale,
+                              temperature=cfg.selection.q_temperature)
+
+    return EvalAndStop()
+
+
+def build_model(env: Any, cfg: TrainingConfig, total_timesteps: int) -> Any:
+    from stable_baselines3 import DQN
+
+    d = cfg.dqn
+    return DQN(
+        "MlpPolicy", env, learning_rate=d.learning_rate, buffer_size=max(1, min(d.buffer_size, total_timesteps)),
+        learning_starts=d.learning_starts, batch_size=d.batch_size, tau=d.tau, gamma=d.gamma, train_freq=d.train_freq,
+        gradient_steps=d.gradient_steps, target_update_interval=d.target_update_interval,
+        exploration_fraction=d.exploration_fraction, exploration_initial_eps=d.exploration_initial_eps,
+        exploration_final_eps=d.exploration_final_eps, policy_kwargs={"net_arch": list(d.hidden)},
+        seed=cfg.seed, device="cpu", verbose=0,
+    )
+
+
+def train_controller(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path | str, *,
+                     validation: Sequence[RecordedEpisode] | None = None, total_timesteps: int | None = None,
+                     progress_bar: bool = False, curve: bool = True) -> TrainResult:
+    """Train on ``episodes``, evaluate on ``validation`` (default: a held-out split), save a checkpoint in ``out``."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.dqn.torch_threads)
+    try:
+        return _train(episodes, cfg, out, validation, total_timesteps, progress_bar, curve)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path | str, validation: Sequence[RecordedEpisode] | None,
+           total_timesteps: int | None, progress_bar: bool, curve: bool) -> TrainResult:
+    import gymnasium as gym
+    from stable_baselines3.common.monitor import Monitor
+
+
+    if validation is None:
+        train, val = split_episodes(episodes, cfg.validation_fraction, cfg.seed)
+    else:
+        train, val = list(episodes), list(validation)
+    steps = int(total_timesteps or cfg.dqn.total_timesteps)
+    env = ReplayEnv(train, cfg.reward, order="random")
+    scale = cfg.dqn.reward_scale
+    wrapped = gym.wrappers.TransformReward(Monitor(env), lambda r: r * scale)
+    model = build_model(wrapped, cfg, steps)
+    result = TrainResult(checkpoint=Path(out), timesteps=0, seconds=0.0, stopped_early=False)
+    callback = _make_callback(env.num_options, val, cfg, result)
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=steps, callback=callback, progress_bar=progress_bar)
+    result.seconds = time.perf_counter() - t0
+    result.timesteps = int(model.num_timesteps)
+    policy = dqn_policy(model, env.num_options, reward_scale=scale, temperature=cfg.selection.q_temperature)
+    result.validation = evaluate_policy("dqn", policy, val, cfg.reward)
+    result.baseline = evaluate_policy("planner_probability", planner_probability_policy(), val, cfg.reward)
+    first = train[0]
+    meta = CheckpointMeta(
+        embedding_name=first.embedding_name, embedding_dim=first.embedding_dim, num_options=first.num_options,
+        memory_chars=cfg.observation.memory_chars, reward=cfg.reward.model_dump(), reward_scale=scale,
+        gamma=cfg.dqn.gamma, q_temperature=cfg.selection.q_temperature,
+        training={"timesteps": result.timesteps, "seconds": round(result.seconds, 1), "stopped_early": result.stopped_early,
+                  "train_episodes": len(train), "validation_episodes": len(val), "seed": cfg.seed,
+                  "validation": result.validation.to_dict(), "created": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+    )
+    save_checkpoint(model, meta, out)
+    if curve:
+        result.curve = plot_curve(result, Path(out) / "training_curve.png")
+    return result
+
+
+def plot_curve(result: TrainResult, path: Path) -> Path:
+    """Reward (validation, training episodes, planner baseline) and accuracy against timesteps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_r, ax_a) = plt.subplots(1, 2, figsize=(10, 4))
+    if result.train_returns:
+        ts, rs = zip(*result.train_returns)
+        k = max(1, len(rs) // 50)
+        smooth = np.convolve(rs, np.ones(k) / k, mode="valid")
+        ax_r.plot(ts[k - 1:], smooth, color="0.6", lw=1, label=f"training episodes (mean of {k})")
+    if result.history:
+        ts = [h["timesteps"] for h in result.history]
+        ax_r.plot(ts, [h["mean_reward"] for h in result.history], "o-", label="validation (greedy)")
+        ax_a.plot(ts, [h["accuracy"] for h in result.history], "o-", label="validation (greedy)")
+    if result.baseline is not None:
+        ax_r.axhline(result.baseline.mean_reward, ls="--", color="C3", label="planner probability")
+        ax_a.axhline(result.baseline.accuracy, ls="--", color="C3", label="planner probability")
+    ax_r.set(xlabel="timesteps", ylabel="episode reward", title="reward")
+    ax_a.set(xlabel="timesteps", ylabel="accuracy", title="accuracy", ylim=(0, 1.05))
+    for ax in (ax_r, ax_a):
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
