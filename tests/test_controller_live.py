@@ -1,0 +1,123 @@
+"""The live env and the recorder on the real loop: scripted LLM, real sandbox, real embedded vision tools."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from hydra_vr.agent.loop import HydraAgent
+from hydra_vr.config import AgentConfig
+from hydra_vr.controller.observation import ObservationEncoder
+from hydra_vr.datasets import Sample
+from hydra_vr.llm.scripted import ScriptedChat
+from hydra_vr.sandbox import Sandbox
+from hydra_vr.training.episodes import RecordedEpisode
+from hydra_vr.training.live_env import HydraLoopEnv
+from hydra_vr.training.recorder import EpisodeRecorder
+from hydra_vr.training.replay_env import ReplayEnv
+
+OPTIONS = ["Find the cup", "Crop the cup and answer its colour", "Look for a giraffe"]
+CODE = {
+    "Find the cup": 'cups = ImagePatch(image).find("cup")',
+    "Crop the cup and answer its colour": 'final_answer = "white"',
+    "Look for a giraffe": 'giraffes = ImagePatch(image).find("giraffe")',
+    "Ask what is on the saucer": 'final_answer = "spoon"',
+}
+
+
+class HashEmbedder:
+    """A tiny deterministic bag-of-words embedder (16-d, normalised rows) standing in for MiniLM."""
+
+    name, dim = "test:hash16", 16
+
+    def embed(self, texts):
+        rows = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                rows[i, int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim] += 1.0
+        return rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-9)
+
+
+def _reply(messages) -> str:
+    system, user = messages[0].content, messages[-1].content
+    if "You plan the next step" in system:
+        done = "Ask what is on the saucer" if "Step 1:" in user else None
+        opts = [done] if done else OPTIONS
+        return json.dumps({"instructions": [{"instruction": o, "probability": p} for o, p in zip(opts, [0.6, 0.3, 0.1])]})
+    if "You write short Python programs" in system:
+        instruction = user.split("Instruction:")[-1].strip().splitlines()[0]
+        return f"```python\n{CODE[instruction]}\n```"
+    if "You decide whether" in system:
+        answer = re.findall(r"final_answer = '?(\w+)", user)
+        return json.dumps({"decision": "answer", "answer": answer[-1]} if answer else {"decision": "continue", "answer": ""})
+    return "white"  # the step-limit merge
+
+
+@pytest.fixture(scope="module")
+def sandboxes(embedded_toolbox):
+    with Sandbox(embedded_toolbox, timeout_s=10) as main, Sandbox(embedded_toolbox, timeout_s=10) as side:
+        yield main, side
+
+
+@pytest.fixture
+def agent(embedded_toolbox, sandboxes):
+    chat = ScriptedChat(rule=_reply)
+    return HydraAgent(AgentConfig(mode="full", num_options=3, max_steps=3, max_replans=1), chat, embedded_toolbox, sandboxes[0])
+
+
+@pytest.fixture
+def sample(photo):
+    return Sample("coffee-1", photo("coffee"), "What color is the cup?", "vqa", answers=["white"], answer="white")
+
+
+def test_live_env_runs_the_loop_and_passes_check_env(agent, sample):
+    encoder = ObservationEncoder(HashEmbedder(), 3)
+    env = HydraLoopEnv(agent, encoder, [sample], "user")
+    try:
+        obs, info = env.reset(seed=0)
+        assert obs.shape == (5 * 16 + 9,) and info["action_mask"].tolist() == [True, True, True, True]
+        _, r, term, _, info = env.step(0)  # "Find the cup": a non-final step 1
+        assert (r, term, info["outcome"]) == (-1, False, "continue")
+        assert info["action_mask"].tolist() == [True, False, False, True]  # step 2 offers one option
+        _, r, term, _, info = env.step(0)
+        assert term and info["answer"] == "spoon" and r == 100 - 2 - 100  # wrong answer at step 2
+        env.reset()
+        _, r, term, _, info = env.step(3)  # REPLAN at step 1: same step, small cost
+        assert (r, term, info["outcome"], info["action_mask"][3]) == (-1, False, "replan", False)
+        _, r, term, _, info = env.step(3)  # past max_replans: invalid, the loop is aborted
+        assert (r, term, info["outcome"]) == (-100, True, "invalid")
+        env.reset()
+        _, r, term, _, info = env.step(1)
+        assert (r, term, info["metric"], info["correct"]) == (199, True, 1.0, 1.0)
+        check_env(env, skip_render_check=True)
+    finally:
+        env.close()
+    assert agent.controller.name != "gym"  # the agent's own controller is back
+
+
+def test_recorder_executes_every_option_and_replays(agent, sample, sandboxes):
+    recorder = EpisodeRecorder(agent, ObservationEncoder(HashEmbedder(), 3), explore="all", side_runner=sandboxes[1])
+    episode = recorder.record(sample, "user")
+    episode = RecordedEpisode.from_dict(json.loads(json.dumps(episode.to_dict())))
+    assert [s.step for s in episode.steps] == [1, 2] and episode.result["answer"] == "spoon"
+    first = episode.steps[0]
+    assert [o.instruction for o in first.executed.options] == OPTIONS and first.executed.choice == 0
+    find, crop, giraffe = first.outcomes
+    assert find.decision == "continue" and "find('cup'): 1 found" in find.feedback and not find.final
+    assert (crop.recorded, crop.decision, crop.answer, crop.metric, crop.final) == (True, "answer", "white", 1.0, True)
+    assert giraffe.recorded and giraffe.decision == "continue" and "giraffe" in giraffe.feedback
+    last = episode.steps[1].outcomes[0]
+    assert (last.final, last.answer, last.metric) == (True, "spoon", 0.0)
+    # The side executions left the episode itself alone: step 2 saw only step 1's memory.
+    assert "Find the cup" in episode.steps[1].memory and "giraffe" not in episode.steps[1].memory
+
+    env = ReplayEnv([episode])
+    check_env(env, skip_render_check=True)
+    env.reset()
+    _, r, term, _, info = env.step(1)  # the unchosen option that answered right
+    assert (r, term, info["correct"]) == (199, True, 1.0)

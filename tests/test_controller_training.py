@@ -1,0 +1,114 @@
+"""DQN training on a synthetic recorded set (real MiniLM embeddings), checkpoints, the inference controller."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from hydra_vr.config import load_config
+from hydra_vr.controller.base import REPLAN, ControllerState
+from hydra_vr.controller.dqn import DQNController, q_values
+from hydra_vr.controller.observation import ObservationEncoder
+from hydra_vr.training.checkpoint import CheckpointError, CheckpointMismatchError, load_checkpoint
+from hydra_vr.training.evaluation import dqn_policy, evaluate_policy, planner_probability_policy, random_policy
+from hydra_vr.training.replay_env import ReplayEnv
+from hydra_vr.training.settings import load_training_config
+from hydra_vr.training.synthetic import synthetic_episodes
+from hydra_vr.training.train import split_episodes, train_controller
+
+FIXTURE = Path(__file__).parent / "fixtures" / "episodes" / "synthetic_minilm_n3.jsonl"
+FAST = ["dqn.learning_starts=200", "dqn.train_freq=2", "early_stop.eval_interval=500", "early_stop.min_timesteps=100000"]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from hydra_vr.llm.minilm import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+@pytest.fixture(scope="module")
+def trained(minilm, tmp_path_factory):
+    episodes = synthetic_episodes(320, ObservationEncoder(minilm, 5), seed=3)
+    train, test = split_episodes(episodes, 0.25, seed=0)
+    out = tmp_path_factory.mktemp("ckpt") / "dqn"
+    result = train_controller(train, load_training_config(None, FAST), out, total_timesteps=1500)
+    return result, train, test
+
+
+def test_trained_policy_beats_random_and_planner_on_held_out(trained):
+    result, _, test = trained
+    ck = load_checkpoint(result.checkpoint)
+    dqn = evaluate_policy("dqn", dqn_policy(ck.model, 5, reward_scale=ck.meta.reward_scale, temperature=ck.meta.q_temperature), test)
+    planner = evaluate_policy("planner", planner_probability_policy(), test)
+    rand = evaluate_policy("random", random_policy(0), test)
+    assert result.timesteps == 1500 and result.seconds < 60
+    assert dqn.accuracy >= rand.accuracy + 0.25 and dqn.mean_reward >= rand.mean_reward + 40
+    assert dqn.accuracy >= planner.accuracy + 0.15 and dqn.mean_steps <= planner.mean_steps
+    assert dqn.invalid_rate == 0
+    assert result.curve is not None and result.curve.stat().st_size > 10_000
+    assert [h["timesteps"] for h in result.history] == [500, 1000, 1500]
+
+
+def test_checkpoint_round_trip_and_controller(trained, minilm):
+    result, train, _ = trained
+    meta = json.loads((result.checkpoint / "meta.json").read_text())
+    assert meta["embedding"] == {"name": "minilm:all-MiniLM-L6-v2", "dim": 384} and meta["num_options"] == 5
+    assert meta["obs_dim"] == 7 * 384 + 13 and meta["reward"]["r1"] == 100 and meta["training"]["timesteps"] == 1500
+    ck = load_checkpoint(result.checkpoint, embedding_name=minilm.name, embedding_dim=384, num_options=5)
+    env = ReplayEnv(train)
+    obs, _ = env.reset(seed=1)
+    from stable_baselines3 import DQN
+
+    original = DQN.load(str(result.checkpoint / "model.zip"), device="cpu")
+    assert np.allclose(q_values(ck.model, obs, 0.01), q_values(original, obs, 0.01))
+
+    cfg = load_config("default")
+    controller = DQNController(result.checkpoint, cfg, embedder=minilm)
+    state = ControllerState(query="What color is the bus?", memory_text="No steps yet.", step=1, max_replans=0)
+    options = ["Find the bus", "Crop the bus and ask what color it is", "Guess the answer from the image caption"]
+    assert controller.select(options, [0.6, 0.1, 0.3], state) == 1  # the learnt rule beats the planner's favourite
+    # Fewer options than the N = 5 slots: always a filled slot, never an index error; none: REPLAN.
+    assert controller.select(options[:1], [1.0], state) == 0
+    assert controller.select([], [], state) == REPLAN
+
+
+def test_mismatched_checkpoint_is_refused(trained, minilm, tmp_path):
+    result, *_ = trained
+    cfg = load_config("default", ["agent.num_options=3"])
+    with pytest.raises(CheckpointMismatchError, match=r"N = 5 \(checkpoint\) vs 3"):
+        DQNController(result.checkpoint, cfg, embedder=minilm)
+
+    class OtherEmbedder:
+        name, dim = "openai:text-embedding-3-small", 1536
+
+    with pytest.raises(CheckpointMismatchError, match="text-embedding-3-small.*dimension 384 \\(checkpoint\\) vs 1536"):
+        DQNController(result.checkpoint, load_config("default"), embedder=OtherEmbedder())
+    # meta.json and the weights must agree; a directory without meta.json is not a checkpoint.
+    bad = tmp_path / "bad"
+    shutil.copytree(result.checkpoint, bad)
+    meta = json.loads((bad / "meta.json").read_text())
+    meta["num_options"] = 4
+    (bad / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="disagrees with meta.json"):
+        load_checkpoint(bad)
+    with pytest.raises(CheckpointError, match="no meta.json"):
+        load_checkpoint(tmp_path)
+
+
+def test_train_controller_cli(tmp_path):
+    from hydra_vr.cli.main import app
+
+    out = tmp_path / "ckpt"
+    res = CliRunner().invoke(app, ["train-controller", "--episodes", str(FIXTURE), "--out", str(out), "--timesteps", "300",
+                                   "--set", "dqn.learning_starts=100", "--set", "early_stop.eval_interval=100", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "16 episodes (minilm:all-MiniLM-L6-v2, 384-d, N = 3)" in res.output and "planner_probability" in res.output
+    assert {p.name for p in out.iterdir()} == {"model.zip", "meta.json", "training_curve.png"}
+    res = CliRunner().invoke(app, ["train-controller", "--episodes", str(tmp_path / "none.jsonl"), "--out", str(out)])
+    assert res.exit_code == 2 and "not found" in res.output
