@@ -1,0 +1,48 @@
+"""``hydra-vr train-controller``: DQN on recorded episodes -> a controller checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from hydra_vr.cli.common import fail
+
+TRAIN_HELP = (
+    "Train the RL controller (stable-baselines3 DQN, the paper's settings) by replaying episodes "
+    "recorded with hydra-vr record; no LLM or tool is called. Writes CKPT/model.zip, CKPT/meta.json "
+    "(embedding model, N, reward settings) and CKPT/training_curve.png (reward and accuracy), and "
+    "prints the held-out comparison with the planner's probabilities.\n\n"
+    "Use the checkpoint with: hydra-vr ask|ground|eval --controller CKPT\n\n"
+    "Example: hydra-vr train-controller --episodes episodes/gqa.jsonl --out ckpt/gqa"
+)
+
+
+def train_command(
+    episodes: list[Path] = typer.Option(..., "--episodes", "-e", help="Recorded episode file(s) (repeatable)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Checkpoint directory (created)."),
+    timesteps: int = typer.Option(None, "--timesteps", min=1, help="Training steps (default: the training config's)."),
+    training_config: Path = typer.Option(None, "--training-config", help="YAML with reward/dqn/early_stop/selection settings."),
+    overrides: list[str] = typer.Option(None, "--set", help="Override a training setting, e.g. --set dqn.learning_rate=3e-4 (repeatable)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    from hydra_vr.config import ConfigError
+    from hydra_vr.training.episodes import EpisodeFormatError, load_episodes
+    from hydra_vr.training.settings import load_training_config
+    from hydra_vr.training.train import train_controller
+
+    try:
+        cfg = load_training_config(training_config, overrides or [])
+        data = load_episodes(episodes)
+    except (ConfigError, EpisodeFormatError) as exc:
+        fail(str(exc))
+    if not any(ep.steps for ep in data):
+        fail("the episode files hold no episode with a controller decision")
+    typer.echo(f"{len(data)} episodes ({data[0].embedding_name}, {data[0].embedding_dim}-d, N = {data[0].num_options})")
+    result = train_controller(data, cfg, out, total_timesteps=timesteps, progress_bar=progress)
+    typer.echo(f"{result.timesteps} timesteps in {result.seconds:.0f} s" + (" (stopped early: reward converged)" if result.stopped_early else ""))
+    for stats in (result.validation, result.baseline):
+        if stats is not None:
+            typer.echo(f"  held-out {stats.policy:<20} reward {stats.mean_reward:8.2f}  accuracy {stats.accuracy:.3f}  "
+                       f"steps {stats.mean_steps:.2f}  ({stats.episodes} episodes)")
+    typer.echo(f"checkpoint: {result.checkpoint}" + (f"\ncurve: {result.curve}" if result.curve else ""))
