@@ -21,6 +21,7 @@ def _run(task: str, image: str, query: str, config: str, overrides: list[str] | 
     from hydra_vr.assets import SampleImageError, resolve_image
     from hydra_vr.factory import build_agent
     from hydra_vr.llm.base import LLMError
+    from hydra_vr.training.checkpoint import CheckpointError
 
     sets = list(overrides or [])
     if mode:
@@ -32,7 +33,7 @@ def _run(task: str, image: str, query: str, config: str, overrides: list[str] | 
         image_path = str(resolve_image(image))
         agent = build_agent(cfg, controller_checkpoint=str(controller) if controller else None, example_set=examples)
         result = agent.run(image_path, query, task=task)  # type: ignore[arg-type]
-    except (AgentInputError, ImageLoadError, SampleImageError, LLMError) as exc:
+    except (AgentInputError, ImageLoadError, SampleImageError, LLMError, CheckpointError) as exc:
         fail(str(exc))
     finally:
         if "agent" in locals() and hasattr(agent.runner, "close"):
