@@ -127,9 +127,10 @@ def test_selection_rule_q_times_p():
     assert select_action(np.array([199.0, -1.0, -1.0, -10.0]), [0.1, 0.8, 0.1], 3, replan_allowed=True, temperature=2.0) == 0
     # Near tie: the planner's probability decides.
     assert select_action(np.array([150.0, 150.5, 0.0, 0.0]), [0.8, 0.2, 0.0], 3, replan_allowed=True, temperature=2.0) == 0
-    # REPLAN only on Q, only when above every option, only while allowed.
-    q = np.array([5.0, 4.0, 0.0, 6.0])
+    # REPLAN only on Q, only when above every option by more than T, only while allowed.
+    q = np.array([5.0, 4.0, 0.0, 7.5])
     assert select_action(q, [0.5, 0.5], 3, replan_allowed=True, temperature=2.0) == 3
+    assert select_action(np.array([5.0, 4.0, 0.0, 6.0]), [0.5, 0.5], 3, replan_allowed=True, temperature=2.0) == 0
     assert select_action(q, [0.5, 0.5], 3, replan_allowed=False, temperature=2.0) == 0
     # Fewer options than slots: a large Q in an empty slot is ignored; no options: REPLAN.
     assert select_action(np.array([1.0, 2.0, 500.0, -5.0]), [0.5, 0.5], 3, replan_allowed=False, temperature=2.0) == 1
@@ -183,3 +184,17 @@ def test_training_config_and_convergence():
         load_training_config(None, ["reward.alpah=50"])
     assert converged([10, 190, 191, 190.5, 190.2, 190.9], 5, 0.02)
     assert not converged([10, 100, 150, 180, 190], 5, 0.02) and not converged([190, 190], 5, 0.02)
+
+
+def test_q_network_masks_invalid_actions():
+    import torch
+    from gymnasium import spaces
+
+    from hydra_vr.training.masked_dqn import INVALID_Q, MaskedDQNPolicy
+
+    n, dim = 3, observation_dim(D, 3)
+    policy = MaskedDQNPolicy(spaces.Box(-1, 1, (dim,), np.float32), spaces.Discrete(n + 1), lambda _: 1e-4, net_arch=[8])
+    two_options = assemble(ObservationParts(vec(0), vec(1), np.stack([vec(2), vec(3)])), [0.5, 0.5], n, step=1, replans=2, max_replans=2)
+    q = policy.q_net(torch.as_tensor(two_options).unsqueeze(0))[0]
+    assert q[2] == INVALID_Q and q[3] == INVALID_Q and q[0] > INVALID_Q and q[1] > INVALID_Q  # empty slot, no replan left
+    assert policy.q_net_target(torch.as_tensor(two_options).unsqueeze(0))[0][2] == INVALID_Q

@@ -3,14 +3,17 @@
 Selection rule (:func:`select_action`). With ``Q`` the network's values in reward units (the
 training scale undone), the n <= N filled option slots, and p_i the planner's probabilities:
 
-    REPLAN                          if it is allowed (replans < max_replans) and Q[REPLAN] > max_i Q[i]
+    REPLAN                          if allowed (replans < max_replans) and Q[REPLAN] > max_i Q[i] + T
     argmax_i softmax(Q[:n] / T)_i * p_i     otherwise (ties: the lower slot)
 
 ``T`` = ``q_temperature`` in reward units (default 2). Softmax makes the Q factor positive whatever
 the sign of Q; a gap of a few T (a step's cost is 1-5 units, a right-vs-wrong answer 200) lets
 the network overrule the planner, while options the network cannot tell apart are ranked by the
 planner's probability. REPLAN has no planner probability, so it is taken on Q alone, only when
-the network values it above every option. Empty slots are masked, never indexed.
+the network values it above every option by more than T: DQN's max-bootstrapping overestimates
+an action that leads back to nearly the same state (a REPLAN whose new options were never
+recorded), and the margin keeps small overestimates from buying a planner call.
+Empty slots are masked, never indexed.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ def select_action(q_values: np.ndarray, probabilities: Sequence[float], num_opti
     if n == 0:
         return num_options
     q_opts = q[:n]
-    if replan_allowed and q[num_options] > q_opts.max():
+    if replan_allowed and q[num_options] > q_opts.max() + temperature:
         return num_options
     if not use_probabilities:
         return int(np.argmax(q_opts))

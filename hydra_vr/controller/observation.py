@@ -33,6 +33,17 @@ def observation_dim(embedding_dim: int, num_options: int) -> int:
     return (num_options + 2) * embedding_dim + 2 * num_options + EXTRA_FEATURES
 
 
+def valid_action_mask(obs: Any, num_options: int) -> Any:
+    """Valid actions (N option slots, then REPLAN) read from a batch of observations (numpy or torch)."""
+    slots = obs[..., -EXTRA_FEATURES - num_options:-EXTRA_FEATURES] > 0.5
+    can_replan = obs[..., -1:] > 0.5
+    if isinstance(slots, np.ndarray):
+        return np.concatenate([slots, can_replan], axis=-1)
+    import torch
+
+    return torch.cat([slots, can_replan], dim=-1)
+
+
 def memory_tail(memory_text: str, memory_chars: int) -> str:
     return memory_text if len(memory_text) <= memory_chars else memory_text[-memory_chars:]
 

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hydra_vr.config import ConfigError, _apply_override
+from hydra_vr.config import ConfigError, _apply_override, _read_yaml
 
 
 class _Strict(BaseModel):
@@ -79,25 +77,13 @@ class TrainingConfig(_Strict):
     seed: int = 0
 
 
-def _read(path: Path | None) -> dict[str, Any]:
-    if path is None:
-        text = resources.files("hydra_vr.training").joinpath("controller.yaml").read_text()
-    else:
-        if not Path(path).is_file():
-            raise ConfigError(f"training config file not found: {path}")
-        text = Path(path).read_text()
-    try:
-        data = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path or 'controller.yaml'}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path or 'controller.yaml'}: top level must be a mapping")
-    return data
+def default_training_config_path() -> Path:
+    return Path(str(resources.files("hydra_vr.training").joinpath("controller.yaml")))
 
 
 def load_training_config(path: Path | str | None = None, overrides: list[str] | None = None) -> TrainingConfig:
     """The packaged ``controller.yaml`` (or ``path``), with ``section.field=value`` overrides."""
-    data = _read(Path(path) if path is not None else None)
+    data = _read_yaml(Path(path) if path is not None else default_training_config_path())
     for override in overrides or []:
         _apply_override(data, override)
     try:

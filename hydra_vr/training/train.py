@@ -1,6 +1,7 @@
 """Train the controller with stable-baselines3 DQN on replayed episodes.
 
-The network is SB3's ``MlpPolicy`` with ``net_arch=[512]`` (one hidden layer), Adam at 1e-4,
+The network is SB3's MLP Q-network with ``net_arch=[512]`` (one hidden layer), invalid actions
+masked from the observation (:mod:`hydra_vr.training.masked_dqn`), Adam at 1e-4,
 batch 128, learning after 1000 transitions, epsilon-greedy from 0.2 decaying linearly to 0.02
 over the first 30% of the run, a replay buffer, a soft target update (tau 0.01) after every step.
 Rewards are multiplied by ``reward_scale`` (0.01) for learning only; Q-values are divided back for
@@ -96,9 +97,11 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
 def build_model(env: Any, cfg: TrainingConfig, total_timesteps: int) -> Any:
     from stable_baselines3 import DQN
 
+    from hydra_vr.training.masked_dqn import MaskedDQNPolicy
+
     d = cfg.dqn
     return DQN(
-        "MlpPolicy", env, learning_rate=d.learning_rate, buffer_size=max(1, min(d.buffer_size, total_timesteps)),
+        MaskedDQNPolicy, env, learning_rate=d.learning_rate, buffer_size=max(1, min(d.buffer_size, total_timesteps)),
         learning_starts=d.learning_starts, batch_size=d.batch_size, tau=d.tau, gamma=d.gamma, train_freq=d.train_freq,
         gradient_steps=d.gradient_steps, target_update_interval=d.target_update_interval,
         exploration_fraction=d.exploration_fraction, exploration_initial_eps=d.exploration_initial_eps,
