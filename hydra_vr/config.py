@@ -125,11 +125,20 @@ def _apply_override(data: dict[str, Any], override: str) -> None:
     node[parts[-1]] = yaml.safe_load(raw)
 
 
-def load_config(name_or_path: str | Path = "default", overrides: list[str] | None = None) -> HydraConfig:
-    """Load a packaged profile by name (``default``, ``hub``, ``openai``) or a YAML file."""
+def read_yaml_with_overrides(name_or_path: str | Path, overrides: list[str] | None = None) -> dict[str, Any]:
+    """A packaged YAML (by name) or a YAML file as a dict, with ``section.field=value`` overrides applied.
+
+    Values are parsed as YAML, so ``a.b=3`` is an int and ``a.b=[1, 2]`` a list.
+    """
     data = _read_yaml(name_or_path)
     for override in overrides or []:
         _apply_override(data, override)
+    return data
+
+
+def load_config(name_or_path: str | Path = "default", overrides: list[str] | None = None) -> HydraConfig:
+    """Load a packaged profile by name (``default``, ``hub``, ``openai``) or a YAML file."""
+    data = read_yaml_with_overrides(name_or_path, overrides)
     try:
         return HydraConfig.model_validate(data)
     except ValidationError as exc:

@@ -51,7 +51,9 @@ def test_overrides_and_errors(tmp_path):
 
 def test_pyproject_lists_every_subpackage():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "hydra_vr").rglob("__init__.py")}
+    # every folder ships: code packages and data-only folders (models, templates, examples)
+    found = {".".join(p.relative_to(ROOT).parts) for p in [ROOT / "hydra_vr", *(ROOT / "hydra_vr").rglob("*")]
+             if p.is_dir() and p.name != "__pycache__"}
     assert found - listed == set(), "add these packages to pyproject.toml"
 
 

@@ -112,3 +112,8 @@ def test_train_controller_cli(tmp_path):
     assert {p.name for p in out.iterdir()} == {"model.zip", "meta.json", "training_curve.png"}
     res = CliRunner().invoke(app, ["train-controller", "--episodes", str(tmp_path / "none.jsonl"), "--out", str(out)])
     assert res.exit_code == 2 and "not found" in res.output
+    # eval refuses a checkpoint trained for N = 3 under the default N = 5 up front, not per sample
+    res = CliRunner().invoke(app, ["eval", "--dataset", "easy-vqa", "--limit", "1", "--out", str(tmp_path / "run"),
+                                   "--controller", str(out), "--no-progress"])
+    assert res.exit_code == 2 and "N = 3 (checkpoint) vs 5" in res.output, res.output
+    assert not (tmp_path / "run" / "results.jsonl").exists()

@@ -8,10 +8,9 @@ from typing import Any
 
 import typer
 
-from hydra_vr.cli.common import CONFIG_OPTION, SET_OPTION, fail, load_cli_config, print_json
-
-MODE_HELP = "Loop mode: full (RL controller), no_rl, one_step, no_sampling, vipergpt. Default: the config's."
-CONTROLLER_HELP = "A trained controller checkpoint (hydra-vr train-controller); implies mode full."
+from hydra_vr.cli.common import (
+    CONFIG_OPTION, CONTROLLER_HELP, MODE_HELP, SET_OPTION, fail, load_cli_config, loop_overrides, print_json,
+)
 
 
 def _run(task: str, image: str, query: str, config: str, overrides: list[str] | None, mode: str | None,
@@ -23,12 +22,7 @@ def _run(task: str, image: str, query: str, config: str, overrides: list[str] | 
     from hydra_vr.llm.base import LLMError
     from hydra_vr.training.checkpoint import CheckpointError
 
-    sets = list(overrides or [])
-    if mode:
-        sets.append(f"agent.mode={mode}")
-    elif controller:
-        sets.append("agent.mode=full")
-    cfg = load_cli_config(config, sets)
+    cfg = load_cli_config(config, loop_overrides(overrides, mode, controller))
     try:
         image_path = str(resolve_image(image))
         agent = build_agent(cfg, controller_checkpoint=str(controller) if controller else None, example_set=examples)

@@ -6,9 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import typer
-import yaml
 
-from hydra_vr.cli.common import CONFIG_OPTION, SET_OPTION, fail, load_cli_config
+from hydra_vr.cli.common import (
+    CONFIG_OPTION, CONTROLLER_HELP, MODE_HELP, SET_OPTION, default_examples, fail, load_cli_config, loop_overrides,
+    parse_loader_options,
+)
 
 EVAL_HELP = (  # one paragraph per line: the help renderer re-wraps lines, it does not join them
     "Evaluate the loop on a benchmark: one JSON line per finished sample in RUN_DIR/results.jsonl.\n\n"
@@ -21,21 +23,6 @@ EVAL_HELP = (  # one paragraph per line: the help renderer re-wraps lines, it do
     "mode gives reports with the same columns.\n\n"
     "Example: hydra-vr eval --dataset gqa --data-root /data/gqa --limit 500 --workers 2 --out runs/gqa-no_rl"
 )
-
-
-def _parse_options(items: list[str] | None) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            fail(f"--option {item!r} must look like name=value, e.g. coco_root=/data/coco")
-        options[key.strip()] = yaml.safe_load(raw)
-    return options
-
-
-def _default_examples(dataset: str) -> str | None:
-    # Knowledge questions get the okvqa few-shot set; other tasks use the task's default set.
-    return "okvqa" if dataset in ("okvqa", "aokvqa") else None
 
 
 def _print_summary(report: dict[str, Any], run_dir: Path) -> None:
@@ -57,8 +44,8 @@ def eval_command(
     split: str = typer.Option(None, "--split", help="Split; default: the benchmark's usual test split."),
     limit: int = typer.Option(None, "--limit", min=0, help="Only the first N samples."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Samples run in parallel, each worker a process with its own models."),
-    mode: str = typer.Option(None, "--mode", help="Loop mode: full, no_rl, one_step, no_sampling, vipergpt. Default: the config's."),
-    controller: Path = typer.Option(None, "--controller", help="Trained controller checkpoint; implies mode full."),
+    mode: str = typer.Option(None, "--mode", help=MODE_HELP),
+    controller: Path = typer.Option(None, "--controller", help=CONTROLLER_HELP),
     examples: str = typer.Option(None, "--examples", help="Few-shot example set (vqa, okvqa, grounding); default by dataset."),
     options: list[str] = typer.Option(None, "--option", help="Dataset loader option name=value, e.g. coco_root=/data/coco, version=all, split_by=google (repeatable)."),
     report_only: bool = typer.Option(False, "--report-only", help="Rebuild the report and prediction files from RUN_DIR/results.jsonl; run nothing."),
@@ -84,13 +71,8 @@ def eval_command(
         return
     if not dataset:
         fail("--dataset is required (unless --report-only)")
-    loader_options = _parse_options(options)
-    sets = list(overrides or [])
-    if mode:
-        sets.append(f"agent.mode={mode}")
-    elif controller:
-        sets.append("agent.mode=full")
-    cfg = load_cli_config(config, sets)
+    loader_options = parse_loader_options(options)
+    cfg = load_cli_config(config, loop_overrides(overrides, mode, controller))
     try:
         samples = load_dataset(dataset, data_root, split, limit, **loader_options)
         missing = check_images(samples)
@@ -105,13 +87,21 @@ def eval_command(
         typer.secho(f"warning: {len(missing)} image file(s) missing (e.g. {missing[0]}): those samples will be errors",
                     fg=typer.colors.YELLOW, err=True)
     key = canonical_name(dataset)
-    example_set = examples or _default_examples(key)
+    example_set = examples or default_examples(key)
     settings = EvalSettings(
         dataset=key, data_root=str(data_root.expanduser().resolve()) if data_root else None, split=split, limit=limit,
         mode=cfg.agent.mode, config=config, controller=str(controller) if controller else None, examples=example_set,
         overrides=tuple(overrides or []), options=loader_options,
     )
     spec = AgentSpec(cfg, controller=str(controller) if controller else None, example_set=example_set)
+    if controller:  # refuse a bad checkpoint now, not as one error record per sample
+        from hydra_vr.factory import build_controller
+        from hydra_vr.training.checkpoint import CheckpointError
+
+        try:
+            build_controller(cfg, str(controller))
+        except CheckpointError as exc:
+            fail(str(exc))
     try:
         outcome = run_eval(samples, out, settings, agent_spec=spec, workers=workers, force=force,
                            retry_errors=retry_errors, progress=progress)

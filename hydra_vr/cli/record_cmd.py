@@ -6,7 +6,10 @@ from pathlib import Path
 
 import typer
 
-from hydra_vr.cli.common import CONFIG_OPTION, SET_OPTION, fail, load_cli_config
+from hydra_vr.cli.common import (
+    CONFIG_OPTION, SET_OPTION, default_examples, fail, load_cli_config, loop_overrides,
+    parse_loader_options,
+)
 
 RECORD_HELP = (
     "Run the loop over a benchmark and record one episode per sample in EPISODES (JSONL) for "
@@ -35,7 +38,6 @@ def record_command(
     config: str = CONFIG_OPTION,
     overrides: list[str] = SET_OPTION,
 ) -> None:
-    from hydra_vr.cli.eval_cmd import _default_examples, _parse_options
     from hydra_vr.controller.observation import ObservationEncoder
     from hydra_vr.datasets import DatasetError, load_dataset
     from hydra_vr.datasets.loading import canonical_name
@@ -50,11 +52,11 @@ def record_command(
 
     if explore not in EXPLORE_MODES:
         fail(f"--explore must be one of {', '.join(EXPLORE_MODES)}")
-    cfg = load_cli_config(config, list(overrides or []) + (["agent.mode=full"] if controller else []))
+    cfg = load_cli_config(config, loop_overrides(overrides, None, controller))
     if cfg.agent.mode in ("one_step", "vipergpt", "no_sampling"):
         fail(f"mode {cfg.agent.mode} makes no controller decisions to record; use no_rl or full")
     try:
-        samples = load_dataset(dataset, data_root, split, limit, **_parse_options(options))
+        samples = load_dataset(dataset, data_root, split, limit, **parse_loader_options(options))
     except (DatasetError, UnknownComponentError, TypeError) as exc:
         fail(str(exc))
     key = canonical_name(dataset)
@@ -66,7 +68,7 @@ def record_command(
         return
     memory_chars = load_training_config().observation.memory_chars
     agent = build_agent(cfg, controller_checkpoint=str(controller) if controller else None,
-                        example_set=examples or _default_examples(key))
+                        example_set=examples or default_examples(key))
     encoder = ObservationEncoder(build_embedder(cfg.embedding, cfg.cache_path), cfg.agent.num_options, memory_chars)
     side = Sandbox(agent.toolbox, config=cfg.sandbox) if explore == "all" else None
     recorder = EpisodeRecorder(agent, encoder, explore=explore, side_runner=side, epsilon=epsilon, seed=seed)

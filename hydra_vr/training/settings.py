@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hydra_vr.config import ConfigError, _apply_override, _read_yaml
+from hydra_vr.config import ConfigError, read_yaml_with_overrides
 
 
 class _Strict(BaseModel):
@@ -83,9 +83,7 @@ def default_training_config_path() -> Path:
 
 def load_training_config(path: Path | str | None = None, overrides: list[str] | None = None) -> TrainingConfig:
     """The packaged ``controller.yaml`` (or ``path``), with ``section.field=value`` overrides."""
-    data = _read_yaml(Path(path) if path is not None else default_training_config_path())
-    for override in overrides or []:
-        _apply_override(data, override)
+    data = read_yaml_with_overrides(Path(path) if path is not None else default_training_config_path(), overrides)
     try:
         return TrainingConfig.model_validate(data)
     except ValidationError as exc:
