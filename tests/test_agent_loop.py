@@ -218,3 +218,31 @@ def test_planner_probability_controller_ties_and_empty():
     c = PlannerProbabilityController()
     assert c.select(["a", "b", "c"], [0.2, 0.5, 0.5], None) == 1
     assert c.select([], [], None) == REPLAN
+
+
+def test_planner_answer_is_traced_and_trusted_only_without_new_options(embedded_toolbox, sandbox, photo):
+    find_cups = code('cups = ImagePatch(image).find("cup")')
+    # Step 2: the planner answers "3" but still proposes a step: the summarizer (who said continue)
+    # stays the judge and the loop goes on. Step 3: an answer and no options ends the episode.
+    script = RoleScript(
+        planner=[plan("Find the cups"), plan("Count the cups", answer="3"), plan(answer="1")],
+        reasoner=[find_cups, code("final_answer = str(len(cups))")],
+        summarizer=[decide("continue"), decide("continue")],
+    )
+    result = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", max_steps=5).run(str(photo("coffee")), "How many cups?")
+    assert result.ok and result.answer == "1"
+    assert [s.decision for s in result.steps] == ["continue", "continue", "answer"]
+    last = result.steps[-1]
+    assert last.options == [] and last.attempts == [] and "planner answer: 1" in last.feedback
+
+
+def test_find_feedback_names_what_the_detector_saw():
+    from hydra_vr.api.types import Box, Detection, ToolCallRecord
+    from hydra_vr.memory.textualizer import textualize_call
+
+    bus = Detection(Box(15, 216, 793, 758), "bus", 0.79, "nanodet", query="vehicle")
+    sign = Detection(Box(1, 2, 30, 40), "text", 0.9, "ocr", query="sign", text="STOP")
+    line = textualize_call(ToolCallRecord("find", {"name": "vehicle"}, [bus, sign], 1.0))
+    assert line == "find('vehicle'): 2 found: bus 0.79 at [15, 216, 793, 758]; text 'STOP' 0.90 at [1, 2, 30, 40]"
+    assert textualize_call(ToolCallRecord("find", {"name": "unicorn"}, [], 1.0, {"mapping": "unicorn: not a COCO class"})) \
+        == "find('unicorn'): no unicorn found (unicorn: not a COCO class)"

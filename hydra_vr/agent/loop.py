@@ -127,8 +127,14 @@ class HydraAgent:
             t = time.perf_counter()
             options, choice, replans, direct = self._choose(planner, state)
             t_plan = time.perf_counter() - t
-            if direct and memory.entries and task == "vqa":
+            # The planner may answer from memory; trusted only when it proposes no further step
+            # (with options beside it, the summarizer, which just said "continue", is the judge).
+            if direct and not options and memory.entries and task == "vqa":
                 result.answer = normalize_short_answer(direct)
+                result.steps.append(StepTrace(
+                    step=step, options=[], probabilities=[], choice=-1, replans=replans, instruction="(the planner answered from memory)",
+                    attempts=[], result={}, feedback=f"planner answer: {direct}", decision="answer", guess=result.answer,
+                    llm=_usage_since(self.llm, usage0), seconds={"plan": t_plan, "total": time.perf_counter() - t_step}))
                 return
             if not options:
                 raise RuntimeError("the planner produced no usable instruction")

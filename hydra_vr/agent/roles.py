@@ -86,7 +86,7 @@ class Planner:
                 json_schema=planner_schema(self.n),
             )
             out = parse_planner_output(res.text, self.n)
-            if out.options:
+            if out.options or out.direct_answer:  # an answer with no further step is a valid reply
                 return out
             out.parse_notes.append(f"attempt {attempt + 1}: no usable instruction in the reply")
         return out

@@ -13,7 +13,7 @@ from typing import Any
 from hydra_vr.api.types import Answer, Detection, TextRegion, ToolCallRecord
 
 TEMPLATES = {
-    "find_some": "find({name!r}): {n} found at {boxes}",
+    "find_some": "find({name!r}): {n} found: {items}",
     "find_none": "find({name!r}): no {name} found{why}",
     "exists": "exists({name!r}): {verdict}",
     "verify": "verify_property({name!r}, {prop!r}): {verdict} ({evidence})",
@@ -47,13 +47,23 @@ def _boxes(boxes: Sequence[Sequence[float]]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def _detections(dets: Sequence[Detection]) -> str:
+    # The label says what was found ("vehicle" -> bus), the score how sure the detector was.
+    def one(d: Detection) -> str:
+        what = f"text {d.text!r}" if d.text else d.label
+        return f"{what} {d.score:.2f} at {_boxes([d.box.to_list(0)])}"
+
+    more = len(dets) - _MAX_BOXES
+    return "; ".join(one(d) for d in dets[:_MAX_BOXES]) + (f"; and {more} more" if more > 0 else "")
+
+
 def textualize_call(call: ToolCallRecord) -> str | None:
     """One line for one vision-tool call (None for calls not worth reporting)."""
     a, r = call.args, call.result
     if call.tool == "find":
         dets: list[Detection] = r or []
         if dets:
-            return TEMPLATES["find_some"].format(name=a["name"], n=len(dets), boxes=_boxes([d.box.to_list(0) for d in dets]))
+            return TEMPLATES["find_some"].format(name=a["name"], n=len(dets), items=_detections(dets))
         why = f" ({call.meta['mapping']})" if "not" in str(call.meta.get("mapping", "")) else ""
         return TEMPLATES["find_none"].format(name=a["name"], why=why)
     if call.tool == "verify_property":

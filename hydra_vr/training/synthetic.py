@@ -88,7 +88,7 @@ def synthetic_episodes(count: int, encoder: ObservationEncoder, *, seed: int = 0
                 elif kind == "wrong":
                     outcomes.append(OptionOutcome(True, "final_answer = unknown", True, "answer", "unknown", [], 0.0, True))
                 else:
-                    fb = f"find('{obj}'): 1 found at [{10 * t}, 20, 120, 140]"
+                    fb = f"find('{obj}'): 1 found: {obj} 0.80 at [{10 * t}, 20, 120, 140]"
                     end = last and i == chosen  # the step limit: the merged answer is wrong here
                     outcomes.append(OptionOutcome(True, fb, True, "continue", None, [], 0.0 if end else None, end))
             steps.append((t, _memory(history), planned, probs, chosen, outcomes))
