@@ -246,3 +246,23 @@ def test_find_feedback_names_what_the_detector_saw():
     assert line == "find('vehicle'): 2 found: bus 0.79 at [15, 216, 793, 758]; text 'STOP' 0.90 at [1, 2, 30, 40]"
     assert textualize_call(ToolCallRecord("find", {"name": "unicorn"}, [], 1.0, {"mapping": "unicorn: not a COCO class"})) \
         == "find('unicorn'): no unicorn found (unicorn: not a COCO class)"
+
+
+def test_repeated_steps_are_dropped_and_a_planner_stuck_on_them_ends_the_loop(embedded_toolbox, sandbox, photo):
+    find_cups = code('cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))')
+    script = RoleScript(
+        # step 2: "Find the cups" again (any case or punctuation) is dropped, the other option runs
+        planner=[plan("Find the cups"), plan("find the cups.", "Ask what color the cup is"),
+                 # step 3: only repeats, twice (the replan too): nothing new, so the loop merges the guesses
+                 plan("Find the cups", "Ask what color the cup is"), plan("Find the cups")],
+        reasoner=[find_cups, code('final_answer = cups[0].best_text_match(["white", "red"])')],
+        summarizer=[decide("continue"), decide("continue")],
+        final=["1"],
+    )
+    result = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", max_steps=5, max_replans=1).run(
+        str(photo("coffee")), "How many cups?")
+    assert result.ok and result.answer == "1"
+    assert [s.instruction for s in result.steps] == ["Find the cups", "Ask what color the cup is"]
+    assert [o.instruction for o in result.steps[1].options] == ["Ask what color the cup is"]
+    assert result.steps[1].options[0].probability == pytest.approx(1.0)
+    assert not any(script.queues.values())  # every scripted reply was used: the replan happened

@@ -11,6 +11,7 @@ Modes (config ``agent.mode``), for the paper's ablations:
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -49,6 +50,24 @@ def _usage_snapshot(llm: Any) -> dict[str, float]:
 def _usage_since(llm: Any, before: dict[str, float]) -> dict[str, float]:
     usage = getattr(llm, "usage", None)
     return usage.since(before) if usage is not None else {}
+
+
+def _instruction_key(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _drop_repeats(options: list[Option], history: list[str]) -> list[Option]:
+    """Options that are not a step already executed, probabilities renormalised.
+
+    The prompt says "never repeat a step"; small planners do anyway, and a repeated program
+    gives the same feedback again, so the loop enforces it.
+    """
+    done = {_instruction_key(h) for h in history}
+    kept = [o for o in options if _instruction_key(o.instruction) not in done]
+    total = sum(o.probability for o in kept)
+    if not kept or total <= 0:
+        return kept
+    return [Option(o.instruction, o.probability / total) for o in kept]
 
 
 def _boxes_of(value: Any) -> list[list[float]]:
@@ -119,6 +138,7 @@ class HydraAgent:
     def _run_loop(self, result: EpisodeResult, image_path: str, query: str, task: Task) -> None:
         planner, reasoner, summarizer = self.roles(task)
         memory = StateMemoryBank(query)
+        stop_reason = "the step limit"
         for step in range(1, self.max_steps + 1):
             t_step = time.perf_counter()
             usage0 = _usage_snapshot(self.llm)
@@ -137,6 +157,9 @@ class HydraAgent:
                     llm=_usage_since(self.llm, usage0), seconds={"plan": t_plan, "total": time.perf_counter() - t_step}))
                 return
             if not options:
+                if memory.entries:
+                    stop_reason = "the planner had no new step"
+                    break  # nothing new to try: merge what the steps found
                 raise RuntimeError("the planner produced no usable instruction")
             instruction = options[choice].instruction
             t = time.perf_counter()
@@ -180,7 +203,7 @@ class HydraAgent:
         if task == "grounding":
             result.boxes = _last_patch_boxes(memory)
             if not result.boxes:
-                result.error = "no box found within the step limit"
+                result.error = f"no box found before {stop_reason}"
         else:
             result.answer = summarizer.final_answer(query, memory.render(), memory.guesses()) if self.max_steps > 1 else (memory.guesses() or [""])[-1]
 
@@ -189,7 +212,10 @@ class HydraAgent:
         replans = 0
         while True:
             plan = planner.propose(state.query, state.memory_text, temperature=0.0 if replans == 0 else 0.7)
-            options = plan.options
+            options = _drop_repeats(plan.options, state.history)
+            if not options and plan.options and replans < self.config.max_replans:
+                replans += 1  # every option was a step already done: ask again, sampling
+                continue
             if not options:
                 return [], -1, replans, plan.direct_answer
             state.replans = replans

@@ -153,10 +153,14 @@ class Summarizer:
     def __init__(self, llm: ChatModel, prompts: PromptSet, max_tokens: int = 48) -> None:
         self.llm, self.prompts, self.max_tokens = llm, prompts, max_tokens
         self._system = render_prompt("summarizer_system", task_description=prompts.task_description, task=prompts.task)
+        shots = [(render_prompt("summarizer_user", query=ex["query"], memory=ex["memory"].strip()),
+                  json.dumps({"decision": ex["decision"], "answer": ex.get("answer", "")}))
+                 for ex in prompts.examples.get("summarizer", [])]
+        self._prefix = _prefix_messages(self._system, shots)
         self._final_system = render_prompt("final_answer_system", task_description=prompts.task_description)
 
     def decide(self, query: str, memory: str) -> Decision:
-        res = self.llm.chat([ChatMessage("system", self._system), ChatMessage("user", render_prompt("summarizer_user", query=query, memory=memory))],
+        res = self.llm.chat([*self._prefix, ChatMessage("user", render_prompt("summarizer_user", query=query, memory=memory))],
                             max_tokens=self.max_tokens, json_schema=SUMMARIZER_SCHEMA)
         text = res.text.strip()
         try:
