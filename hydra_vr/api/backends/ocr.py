@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 from typing import Any
 
@@ -28,9 +27,9 @@ class RapidOCRReader:
             if self._engine is None:
                 from rapidocr import RapidOCR
 
-                # rapidocr logs every model path at INFO; keep user output clean.
-                logging.getLogger("RapidOCR").setLevel(logging.WARNING)
-                self._engine = RapidOCR()
+                # rapidocr sets its logger from this option at construction and otherwise logs
+                # every model path at INFO; keep user output clean.
+                self._engine = RapidOCR(params={"Global.log_level": "warning"})
 
     def read_text(self, image: Image.Image) -> list[TextRegion]:
         self.load()
