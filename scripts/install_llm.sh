@@ -50,7 +50,7 @@ else
   else
     FLAGS="$FLAGS -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF"
   fi
-  echo "building llama-cpp-python $LLAMA_VERSION (10-15 minutes on 2 cores) with: $FLAGS"
+  echo "building llama-cpp-python $LLAMA_VERSION (5-15 minutes on 2 cores) with: $FLAGS"
   # --no-cache-dir: pip's wheel cache ignores CMAKE_ARGS and would reuse a wheel built with other flags;
   # --force-reinstall: replace a broken build of the same version (pip would call it satisfied).
   CMAKE_ARGS="$FLAGS" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
