@@ -117,3 +117,38 @@ def test_train_controller_cli(tmp_path):
                                    "--controller", str(out), "--no-progress"])
     assert res.exit_code == 2 and "N = 3 (checkpoint) vs 5" in res.output, res.output
     assert not (tmp_path / "run" / "results.jsonl").exists()
+
+
+RECORDED = Path(__file__).parent / "fixtures" / "episodes" / "easyvqa_qwen05b_recorded.jsonl"
+
+
+def test_real_recorded_episodes_replay_and_keep_best(tmp_path):
+    """Episodes recorded by the real loop (0.5B GGUF, real tools): they replay, and a run that
+    overfits them ends with the weights of its best validation evaluation."""
+    from gymnasium.utils.env_checker import check_env
+
+    from hydra_vr.training.episodes import load_episodes
+
+    episodes = load_episodes([RECORDED])
+    assert len(episodes) == 30 and {e.num_options for e in episodes} == {5}
+    check_env(ReplayEnv(episodes), skip_render_check=True)
+    # the recorded outcomes are the loop's own: replaying the planner's choice gives their accuracy
+    assert 0.0 < evaluate_policy("planner", planner_probability_policy(), episodes).accuracy < 1.0
+
+    sets = ["dqn.learning_starts=100", "dqn.train_freq=2", "early_stop.eval_interval=200", "early_stop.min_timesteps=100000"]
+    kept = train_controller(episodes, load_training_config(None, sets), tmp_path / "kept", total_timesteps=1600, curve=False)
+    last = train_controller(episodes, load_training_config(None, [*sets, "early_stop.keep_best=false"]), tmp_path / "last",
+                            total_timesteps=1600, curve=False)
+    rewards = [h["mean_reward"] for h in kept.history]
+    assert len(rewards) == 8
+    assert kept.validation.mean_reward == pytest.approx(max(rewards))
+    assert kept.validation.mean_reward >= last.validation.mean_reward
+    assert last.best_timesteps is None
+    meta = json.loads((kept.checkpoint / "meta.json").read_text())
+    best = meta["training"]["best_timesteps"]
+    assert best == kept.best_timesteps and kept.history[[h["timesteps"] for h in kept.history].index(best)]["mean_reward"] == max(rewards)
+    # the kept weights are what the checkpoint holds
+    ck = load_checkpoint(kept.checkpoint)
+    _, val = split_episodes(episodes, 0.2, seed=0)
+    again = evaluate_policy("dqn", dqn_policy(ck.model, 5, reward_scale=ck.meta.reward_scale, temperature=ck.meta.q_temperature), val)
+    assert again.mean_reward == pytest.approx(kept.validation.mean_reward)

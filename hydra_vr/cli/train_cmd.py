@@ -41,6 +41,8 @@ def train_command(
     typer.echo(f"{len(data)} episodes ({data[0].embedding_name}, {data[0].embedding_dim}-d, N = {data[0].num_options})")
     result = train_controller(data, cfg, out, total_timesteps=timesteps, progress_bar=progress)
     typer.echo(f"{result.timesteps} timesteps in {result.seconds:.0f} s" + (" (stopped early: reward converged)" if result.stopped_early else ""))
+    if result.best_timesteps is not None and result.best_timesteps != result.timesteps:
+        typer.echo(f"kept the weights from timestep {result.best_timesteps} (best validation reward)")
     for stats in (result.validation, result.baseline):
         if stats is not None:
             typer.echo(f"  held-out {stats.policy:<20} reward {stats.mean_reward:8.2f}  accuracy {stats.accuracy:.3f}  "

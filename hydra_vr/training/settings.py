@@ -61,6 +61,9 @@ class EarlyStopConfig(_Strict):
     patience: int = 5  # evaluations in the window
     tolerance: float = 0.02  # stop when the window's mean rewards span <= tolerance * max(1, |mean|)
     min_timesteps: int = 5000
+    # Small recorded sets overfit: end with the weights of the best validation evaluation
+    # (ties go to the later one), not whatever the last step left.
+    keep_best: bool = True
 
 
 class SelectionConfig(_Strict):

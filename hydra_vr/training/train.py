@@ -9,7 +9,9 @@ selection and reported rewards are unscaled.
 
 Every ``eval_interval`` timesteps the greedy policy (Q x p rule) replays the validation episodes;
 training stops early when the last ``patience`` evaluations' mean rewards span no more than
-``tolerance * max(1, |their mean|)`` (after ``min_timesteps``). The curve PNG shows the
+``tolerance * max(1, |their mean|)`` (after ``min_timesteps``). With ``keep_best`` (default) the
+checkpoint holds the weights of the best evaluation, so a run that overfits a small recorded set
+does not end worse than it was. The curve PNG shows the
 validation reward and accuracy, the training episode return, and the planner-probability baseline.
 
 Memory: the buffer holds two float32 observations per transition, ~21 KB with MiniLM and N = 5,
@@ -42,6 +44,7 @@ class TrainResult:
     seconds: float
     stopped_early: bool
     history: list[dict[str, float]] = field(default_factory=list)  # per evaluation
+    best_timesteps: int | None = None  # the evaluation whose weights were kept (keep_best)
     train_returns: list[tuple[int, float]] = field(default_factory=list)  # (timestep, episode return)
     validation: PolicyStats | None = None
     baseline: PolicyStats | None = None
@@ -73,6 +76,9 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
     class EvalAndStop(BaseCallback):
         """Greedy evaluation on held-out episodes; ends training when the reward has converged."""
 
+        best_reward: float | None = None
+        best_weights: dict[str, Any] | None = None
+
         def _on_step(self) -> bool:
             for info in self.locals.get("infos", []):
                 if "episode" in info:  # Monitor's unscaled episode return
@@ -82,6 +88,10 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
             stats = evaluate_policy("dqn", self._policy(), val, cfg.reward)
             result.history.append({"timesteps": self.num_timesteps, "mean_reward": stats.mean_reward,
                                    "accuracy": stats.accuracy, "mean_steps": stats.mean_steps})
+            if es.keep_best and (self.best_reward is None or stats.mean_reward >= self.best_reward):
+                self.best_reward = stats.mean_reward
+                self.best_weights = {k: v.detach().clone() for k, v in self.model.policy.state_dict().items()}
+                result.best_timesteps = self.num_timesteps
             if self.num_timesteps >= es.min_timesteps and converged([h["mean_reward"] for h in result.history], es.patience, es.tolerance):
                 result.stopped_early = True
                 return False
@@ -147,6 +157,11 @@ def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path |
     result.timesteps = int(model.num_timesteps)
     policy = dqn_policy(model, env.num_options, reward_scale=scale, temperature=cfg.selection.q_temperature)
     result.validation = evaluate_policy("dqn", policy, val, cfg.reward)
+    if callback.best_weights is not None and callback.best_reward is not None and result.validation.mean_reward < callback.best_reward:
+        model.policy.load_state_dict(callback.best_weights)
+        result.validation = evaluate_policy("dqn", policy, val, cfg.reward)
+    elif cfg.early_stop.keep_best:
+        result.best_timesteps = result.timesteps  # the final weights are (one of) the best
     result.baseline = evaluate_policy("planner_probability", planner_probability_policy(), val, cfg.reward)
     first = train[0]
     meta = CheckpointMeta(
@@ -154,6 +169,7 @@ def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path |
         memory_chars=cfg.observation.memory_chars, reward=cfg.reward.model_dump(), reward_scale=scale,
         gamma=cfg.dqn.gamma, q_temperature=cfg.selection.q_temperature,
         training={"timesteps": result.timesteps, "seconds": round(result.seconds, 1), "stopped_early": result.stopped_early,
+                  "best_timesteps": result.best_timesteps,
                   "train_episodes": len(train), "validation_episodes": len(val), "seed": cfg.seed,
                   "validation": result.validation.to_dict(), "created": datetime.now(timezone.utc).isoformat(timespec="seconds")},
     )
