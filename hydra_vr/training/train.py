@@ -76,8 +76,7 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
     class EvalAndStop(BaseCallback):
         """Greedy evaluation on held-out episodes; ends training when the reward has converged."""
 
-        best_reward: float | None = None
-        best_weights: dict[str, Any] | None = None
+        best: tuple[float, dict[str, Any]] | None = None  # (validation reward, policy weights)
 
         def _on_step(self) -> bool:
             for info in self.locals.get("infos", []):
@@ -88,9 +87,8 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
             stats = evaluate_policy("dqn", self._policy(), val, cfg.reward)
             result.history.append({"timesteps": self.num_timesteps, "mean_reward": stats.mean_reward,
                                    "accuracy": stats.accuracy, "mean_steps": stats.mean_steps})
-            if es.keep_best and (self.best_reward is None or stats.mean_reward >= self.best_reward):
-                self.best_reward = stats.mean_reward
-                self.best_weights = {k: v.detach().clone() for k, v in self.model.policy.state_dict().items()}
+            if es.keep_best and (self.best is None or stats.mean_reward >= self.best[0]):
+                self.best = (stats.mean_reward, {k: v.detach().clone() for k, v in self.model.policy.state_dict().items()})
                 result.best_timesteps = self.num_timesteps
             if self.num_timesteps >= es.min_timesteps and converged([h["mean_reward"] for h in result.history], es.patience, es.tolerance):
                 result.stopped_early = True
@@ -157,8 +155,8 @@ def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path |
     result.timesteps = int(model.num_timesteps)
     policy = dqn_policy(model, env.num_options, reward_scale=scale, temperature=cfg.selection.q_temperature)
     result.validation = evaluate_policy("dqn", policy, val, cfg.reward)
-    if callback.best_weights is not None and callback.best_reward is not None and result.validation.mean_reward < callback.best_reward:
-        model.policy.load_state_dict(callback.best_weights)
+    if callback.best is not None and result.validation.mean_reward < callback.best[0]:
+        model.policy.load_state_dict(callback.best[1])
         result.validation = evaluate_policy("dqn", policy, val, cfg.reward)
     elif cfg.early_stop.keep_best:
         result.best_timesteps = result.timesteps  # the final weights are (one of) the best
