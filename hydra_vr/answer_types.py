@@ -1,0 +1,288 @@
+"""What kind of answer a question expects, and whether an answer fits it.
+
+One module for every role that produces an answer (simple_query backends, the summarizer, the final
+answer, and any agent strategy): decide the expected type from the question (and the dataset's
+choices when it has them), constrain the LLM with a JSON schema where the backend can, and check or
+coerce what came back. It imports nothing from the rest of the package, so any layer may use it.
+
+Kinds:
+- ``yesno``: "Is the bus red?" -> yes | no
+- ``choice``: "Is the man on the left or the right?" -> one of the options the question names, or the
+  dataset's multiple-choice options
+- ``number``: "How many people ...?" -> digits
+- ``color``: "What color is the bus?" -> colour words
+- ``open``: what / which / who / where ... -> a name or short phrase, never a bare yes/no
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
+
+_AUX = (
+    "is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "has", "have", "had",
+    "should", "may", "might", "must", "shall", "am", "isn't", "aren't", "doesn't", "don't", "didn't", "wasn't",
+    "weren't", "can't", "won't", "hasn't", "haven't",
+)
+_ARTICLES = {"a", "an", "the", "this", "that", "these", "those", "some", "more", "less", "most"}
+# Colour words a person answers with (mapped onto the pixel colour names where they differ).
+COLOR_WORDS = (
+    "red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white", "gray", "grey",
+    "silver", "gold", "golden", "beige", "tan", "navy", "maroon", "violet", "magenta", "cyan", "teal",
+    "turquoise", "cream", "khaki", "olive", "blond", "blonde",
+)
+_NUMBER_WORDS = {
+    "zero": 0, "none": 0, "no": 0, "one": 1, "a single": 1, "single": 1, "two": 2, "a pair": 2, "pair": 2, "couple": 2,
+    "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
+    "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18, "nineteen": 19, "twenty": 20, "dozen": 12,
+}
+_YES = {"yes", "yeah", "yep", "true", "correct", "y"}
+_NO = {"no", "nope", "false", "incorrect", "n"}
+
+# Text that reports a failure instead of answering: a program's else-branch, an error, a repr.
+_FAILURE_PATTERNS = [
+    r"^$",
+    r"^(none|null|nil|nan|n/?a|unknown|unclear|nothing|no answer|not sure|unsure|undetermined|undefined|error|false)$",
+    r"\bnot (found|detected|visible|present|identified|recogni[sz]ed|available|determin\w*|sure|known|clear)\b",
+    r"^no \w+( \w+)? (found|detected|visible|present|identified|in the (image|picture|photo))\b",
+    r"^(no|none of the) (objects?|things?|items?|matches|match|results?|boxes|detections?)\b",
+    r"\b(cannot|can't|can not|could not|couldn't|unable to|impossible to) (be )?(determine|tell|find|see|answer|identify|detect|say|read|know)\w*",
+    r"\bi (don't|do not) know\b",
+    r"^error\b|\b(traceback|exception|errno|nameerror|typeerror|attributeerror|valueerror|indexerror|keyerror|syntaxerror)\b",
+    r"imagepatch\s*\(|<hydra_vr|object at 0x|^\{.*\}$|^\[.*\]$|'box':|\"box\":",
+    r"^(the )?(answer|query|question) (is )?(not|cannot)\b",
+    r"\bno (information|evidence|data)\b",
+    r"^there (is|are) no\b",
+]
+_FAILURE = re.compile("|".join(f"(?:{p})" for p in _FAILURE_PATTERNS), re.I)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def clean(text: Any) -> str:
+    """First line, lower case, no surrounding quotes, trailing punctuation or 'answer:' prefix."""
+    if text is None:
+        return ""
+    s = str(text).strip()
+    if not s:
+        return ""
+    s = s.splitlines()[0].strip()
+    s = re.sub(r"^(final answer|answer|a)\s*[:=-]\s*", "", s, flags=re.I)
+    return s.strip().strip("\"'`").rstrip(".!,;").strip().lower()
+
+
+def is_failure_answer(text: Any) -> bool:
+    """True for text that reports a failure instead of answering ("no bus found", "unknown", an error...)."""
+    s = clean(text)
+    return bool(_FAILURE.search(s))
+
+
+@dataclass(frozen=True)
+class AnswerSpec:
+    """The answer a question expects. ``options`` holds the allowed answers for yesno and choice."""
+
+    kind: AnswerKind
+    options: tuple[str, ...] = field(default=())
+
+    # ---------------------------------------------------------------- prompts
+    def describe(self) -> str:
+        """One sentence for a prompt: what the answer must look like."""
+        if self.kind == "yesno":
+            return 'a yes/no question: answer "yes" or "no".'
+        if self.kind == "choice":
+            return "a choice: answer with exactly one of " + ", ".join(f'"{o}"' for o in self.options) + "."
+        if self.kind == "number":
+            return "a count or number: answer with digits only (for example 3)."
+        if self.kind == "color":
+            return "a colour question: answer with colour words (for example red, or white and blue)."
+        return 'an open question: answer with a name or short phrase (one to three words), never "yes" or "no".'
+
+    def json_schema(self, key: str = "answer") -> dict[str, Any] | None:
+        """A JSON schema constraining ``{key: ...}`` to this type, or None where only a check can help."""
+        if self.kind in ("yesno", "choice"):
+            prop: dict[str, Any] = {"type": "string", "enum": list(self.options)}
+        elif self.kind == "number":
+            prop = {"type": "integer", "minimum": 0}
+        elif self.kind == "color":
+            prop = {"type": "string", "enum": sorted(set(COLOR_WORDS) - {"grey", "golden", "blonde"})}
+        else:
+            return None
+        return {"type": "object", "properties": {key: prop}, "required": [key]}
+
+    # ------------------------------------------------------------- checking
+    def coerce(self, answer: Any) -> str | None:
+        """The answer in this type's canonical form, or None when it does not fit."""
+        s = clean(answer)
+        if not s or is_failure_answer(s) and not (self.kind == "number" and s in ("none", "no", "zero")):
+            return None
+        words = _words(s)
+        if self.kind == "yesno":
+            if words and words[0] in _YES:
+                return "yes"
+            if words and words[0] in _NO:
+                return "no"
+            return None
+        if self.kind == "choice":
+            return _match_option(s, self.options)
+        if self.kind == "number":
+            m = re.search(r"\d+(?:\.\d+)?", s)
+            if m:
+                return m.group(0)
+            for phrase, n in sorted(_NUMBER_WORDS.items(), key=lambda kv: -len(kv[0])):
+                if re.search(rf"\b{re.escape(phrase)}\b", s):
+                    return str(n)
+            return None
+        if self.kind == "color":
+            found = [w for w in words if w in COLOR_WORDS]
+            if not found:
+                return None
+            return s if len(words) <= 3 else " and ".join(dict.fromkeys(found))
+        # open: anything but a bare yes/no or a failure
+        if s in _YES | _NO or (words and words[0] in ("yes", "no") and len(words) <= 2):
+            return None
+        return s
+
+    def check(self, answer: Any) -> str | None:
+        """None when ``answer`` fits this type, else the reason (for a re-ask or a report)."""
+        s = clean(answer)
+        if not s:
+            return "the answer is empty"
+        if self.coerce(s) is not None:
+            return None
+        if is_failure_answer(s):
+            return f"{s!r} reports a failure, it does not answer the question"
+        if self.kind == "open" and s.split()[0] in _YES | _NO:
+            return f"{s!r} is a yes/no answer, but the question is open: name the thing asked about"
+        return f"{s!r} does not fit: the question is {self.describe()}"
+
+    def fits(self, answer: Any) -> bool:
+        return self.check(answer) is None
+
+
+def _match_option(answer: str, options: Sequence[str]) -> str | None:
+    """The one option the answer names (whole words), or None when it names none or several."""
+    low = answer.lower()
+    exact = [o for o in options if o.lower() == low]
+    if exact:
+        return exact[0]
+    hits = [o for o in options if re.search(rf"\b{re.escape(o.lower())}\b", low)]
+    if len(hits) == 1:
+        return hits[0]
+    if len(hits) > 1:  # "left" inside "the left one" and nothing else; prefer the longest that matched
+        longest = max(hits, key=len)
+        return longest if all(h in longest for h in hits) else None
+    return None
+
+
+_TAIL_NOISE = {"side", "one", "ones", "part", "corner", "half", "color", "colour"}
+# Words that end an option on its right: "... or the right side OF the image", "... or behind THE car".
+_RIGHT_STOP = {"of", "in", "on", "at", "to", "from", "with", "than", "for", "the", "a", "an", "this", "that", "it", "he",
+               "she", "they", "here", "there", "now", "today", "and"}
+_LEFT_STOP = _AUX + ("the", "a", "an", "this", "that", "it", "he", "she", "they", "on", "in", "at", "of", "to",
+                     "from", "with", "than", "for", "there", "which", "who", "what", "where")
+
+
+def _strip(words: list[str]) -> str:
+    words = [w for w in words if w not in _ARTICLES]
+    while len(words) > 1 and words[-1] in _TAIL_NOISE:
+        words.pop()
+    return " ".join(words)
+
+
+def _named_options(question: str) -> tuple[str, ...] | None:
+    """("left", "right") for "... on the left or the right?"; None without an "A or B" in it.
+
+    Token-based: the option after the last "or" runs until a stop word (a preposition, an article
+    after a word); the options before it are the comma-separated items, each as long as the last one
+    ("dark blue or light blue").
+    """
+    q = question.strip().lower()
+    if re.search(r"\beither\b", q):
+        return None  # "are there either cats or dogs" is a yes/no question
+    tokens = re.findall(r"[a-z0-9'-]+|,", q)
+    if "or" not in tokens:
+        return None
+    i = len(tokens) - 1 - tokens[::-1].index("or")
+    right: list[str] = []
+    for t in tokens[i + 1:]:
+        if t == ",":
+            break
+        if t in _ARTICLES and not right:
+            continue
+        if right and (t in _RIGHT_STOP or len(right) >= 3):
+            break
+        right.append(t)
+    if not right or right == ["not"]:
+        return None  # "... or not?" is a yes/no question
+    n = len(right)
+    # Options before "or", read backwards: one group of up to n words, then another only after a
+    # comma ("red, blue, or green"; "dark blue or light blue"; "in front of or behind").
+    items: list[list[str]] = []
+    j = i - 1
+    while j >= 0:
+        if tokens[j] == ",":
+            j -= 1
+        while j >= 0 and tokens[j] in ("of", "to", "from") and not items:
+            j -= 1  # a dangling preposition is not part of the option
+        group: list[str] = []
+        while j >= 0 and tokens[j] != "," and tokens[j] not in _LEFT_STOP and len(group) < n:
+            group.insert(0, tokens[j])
+            j -= 1
+        if not group and not items and j >= 0 and tokens[j] not in _AUX and tokens[j] not in _ARTICLES:
+            group = [tokens[j]]  # "on or off", "in or out": a preposition can be an option itself
+            j -= 1
+        if not group:
+            break
+        items.insert(0, group)
+        if j < 0 or tokens[j] != ",":
+            break
+    options = [_strip(w) for w in items] + [_strip(right)]
+    options = [o for o in dict.fromkeys(options) if o]
+    return tuple(options) if len(options) >= 2 else None
+
+
+def expected_type(question: str, choices: Sequence[str] | None = None) -> AnswerSpec:
+    """The answer type ``question`` expects; dataset ``choices`` (multiple choice) win when given."""
+    if choices:
+        return AnswerSpec("choice", tuple(str(c).strip().lower() for c in choices))
+    q = question.strip().lower()
+    words = _words(q)
+    if not words:
+        return AnswerSpec("open")
+    if re.match(r"^(how many|how much \w+ (are|is) there|what (is the )?(number|count) of)\b", q):
+        return AnswerSpec("number")
+    if re.search(r"\b(what|which)\s+(\w+\s+)?colou?rs?\b|\bcolou?r of\b|\bcolou?rs? (is|are|does|do)\b", q):
+        return AnswerSpec("color")
+    first = words[0]
+    if first in _AUX or (first in ("and", "so", "but") and len(words) > 1 and words[1] in _AUX):
+        named = _named_options(q)
+        if named:
+            return AnswerSpec("choice", named)
+        return AnswerSpec("yesno", ("yes", "no"))
+    # "Which is bigger, the bus or the car?" / "Who is taller, A or B?"
+    if first in ("which", "who", "what", "where") and re.search(r",.*\bor\b", q):
+        named = _named_options(q)
+        if named:
+            return AnswerSpec("choice", named)
+    if re.match(r"^how (old|tall|long|far|big|heavy)\b", q):
+        return AnswerSpec("open")
+    return AnswerSpec("open")
+
+
+def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
+    """The last candidate that fits ``spec`` (coerced), or None: the loop's fallback guess."""
+    for c in reversed(list(candidates)):
+        v = spec.coerce(c)
+        if v is not None:
+            return v
+    return None
+
+
+__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "best_typed", "clean", "expected_type", "is_failure_answer"]

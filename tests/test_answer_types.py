@@ -1,0 +1,126 @@
+"""The answer-type classifier on many phrasings, and the checks every answering role relies on."""
+
+from __future__ import annotations
+
+import pytest
+
+from hydra_vr.answer_types import AnswerSpec, best_typed, expected_type, is_failure_answer
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "options"),
+    [
+        ("Is the bus red?", "yesno", ("yes", "no")),
+        ("Does the woman wear glasses?", "yesno", ("yes", "no")),
+        ("are there any people", "yesno", ("yes", "no")),
+        ("Can you see a dog?", "yesno", ("yes", "no")),
+        ("Are there either cats or dogs?", "yesno", ("yes", "no")),
+        ("Does the man have a beard or not?", "yesno", ("yes", "no")),
+        ("Is the man on the left or the right?", "choice", ("left", "right")),
+        ("Is the person on the left side or the right side of the image?", "choice", ("left", "right")),
+        ("Is the cup full or empty?", "choice", ("full", "empty")),
+        ("Is the door open or closed?", "choice", ("open", "closed")),
+        ("Is it big or small?", "choice", ("big", "small")),
+        ("Are the lights on or off?", "choice", ("on", "off")),
+        ("Is the man in front of or behind the car?", "choice", ("front", "behind")),
+        ("Is the motorcycle red, blue, or green?", "choice", ("red", "blue", "green")),
+        ("Is the shirt dark blue or light blue?", "choice", ("dark blue", "light blue")),
+        ("Which is bigger, the bus or the car?", "choice", ("bus", "car")),
+        ("Who is taller, the man or the woman?", "choice", ("man", "woman")),
+        ("Is this a cat or a dog?", "choice", ("cat", "dog")),
+        ("Is this photo taken indoors or outdoors?", "choice", ("indoors", "outdoors")),
+        ("How many people are in the picture?", "number", ()),
+        ("how many coins are there", "number", ()),
+        ("What color is the bus?", "color", ()),
+        ("What colour are the flowers?", "color", ()),
+        ("what's the color of his tie", "color", ()),
+        ("Which color is the car?", "color", ()),
+        ("What is the man wearing?", "open", ()),
+        ("Who is in the photo?", "open", ()),
+        ("Where is the cat?", "open", ()),
+        ("What is written on the bus?", "open", ()),
+        ("What does this animal usually eat?", "open", ()),
+        ("Which animal is this?", "open", ()),
+        ("", "open", ()),
+    ],
+)
+def test_expected_type_phrasings(question, kind, options):
+    spec = expected_type(question)
+    assert spec.kind == kind
+    assert spec.options == options
+
+
+def test_dataset_choices_win_over_the_question():
+    spec = expected_type("What is the man holding?", choices=["A racket", "a bat", "a ball"])
+    assert spec.kind == "choice"
+    assert spec.options == ("a racket", "a bat", "a ball")
+    assert spec.coerce("a bat") == "a bat"
+    assert spec.coerce("a frisbee") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["no bus found", "Bus not found", "None", "unknown", "", "   ", "nothing", "N/A", "ImagePatch(left=0, lower=0)",
+     "cannot determine", "I don't know", "Error: name 'x' is not defined", "Traceback (most recent call last)",
+     "{'box': [1, 2, 3, 4]}", "there is no person in the image", "no objects detected", "not visible"],
+)
+def test_failure_strings(text):
+    assert is_failure_answer(text)
+
+
+@pytest.mark.parametrize("text", ["bus", "red", "2", "yes", "no", "a man in a suit", "terrier", "pizza", "on the table"])
+def test_real_answers_are_not_failures(text):
+    assert not is_failure_answer(text)
+
+
+def test_open_question_refuses_yes_no_and_failures():
+    spec = expected_type("What is the man wearing?")
+    assert spec.check("no") is not None and "open" in spec.check("no")
+    assert spec.check("Yes.") is not None
+    assert spec.check("no shirt found") is not None
+    assert spec.check("a suit") is None
+    assert spec.coerce("Answer: A suit.") == "a suit"
+
+
+def test_choice_question_refuses_words_outside_the_options():
+    spec = expected_type("Is the man on the left or the right?")
+    assert spec.check("yes") is not None
+    assert spec.check("center") is not None
+    assert spec.coerce("The left one") == "left"
+    assert spec.coerce("right") == "right"
+    assert spec.coerce("left and right") is None
+
+
+def test_number_and_color_coercion():
+    num = expected_type("How many people are there?")
+    assert num.coerce("two people") == "2"
+    assert num.coerce("There are 4.") == "4"
+    assert num.coerce("none") == "0"
+    assert num.coerce("many") is None
+    col = expected_type("What color is the bus?")
+    assert col.coerce("Red") == "red"
+    assert col.coerce("the bus is mostly red with white stripes") == "red and white"
+    assert col.coerce("bus") is None
+    assert col.coerce("no bus found") is None
+
+
+def test_yesno_coercion():
+    spec = expected_type("Is the cat sleeping?")
+    assert spec.coerce("Yes, it is.") == "yes"
+    assert spec.coerce("no") == "no"
+    assert spec.coerce("the cat") is None
+
+
+def test_json_schema_constrains_closed_types_only():
+    assert expected_type("Is it red?").json_schema()["properties"]["answer"]["enum"] == ["yes", "no"]
+    assert expected_type("Is it big or small?").json_schema()["properties"]["answer"]["enum"] == ["big", "small"]
+    assert expected_type("How many cats?").json_schema()["properties"]["answer"]["type"] == "integer"
+    assert "red" in expected_type("What color is it?").json_schema()["properties"]["answer"]["enum"]
+    assert expected_type("What is it?").json_schema() is None
+
+
+def test_best_typed_takes_the_last_fitting_guess():
+    spec = AnswerSpec("open")
+    assert best_typed(["bus", "no", "no car found"], spec) == "bus"
+    assert best_typed(["no", "unknown"], spec) is None
+    assert best_typed(["3", "two"], expected_type("How many?")) == "2"
