@@ -11,6 +11,9 @@ from hydra_vr.cli.common import (
     CONFIG_OPTION, CONTROLLER_HELP, MODE_HELP, SET_OPTION, default_examples, fail, load_cli_config, loop_overrides,
     parse_loader_options,
 )
+from hydra_vr.cli.ray_options import (
+    RAY_CPUS_OPTION, RAY_GPUS_OPTION, RAY_MEMORY_OPTION, RAY_OPTION, RAY_RESOURCE_OPTION, RAY_TRIES_OPTION, ray_settings,
+)
 
 EVAL_HELP = (  # one paragraph per line: the help renderer re-wraps lines, it does not join them
     "Evaluate the loop on a benchmark: one JSON line per finished sample in RUN_DIR/results.jsonl.\n\n"
@@ -21,7 +24,9 @@ EVAL_HELP = (  # one paragraph per line: the help renderer re-wraps lines, it do
     "user (a .jsonl or .csv file), easy-vqa (ships with its package: no --data-root needed).\n\n"
     "Ablations: the same command with --mode full|no_rl|one_step|no_sampling|vipergpt and one --out per "
     "mode gives reports with the same columns.\n\n"
-    "Example: hydra-vr eval --dataset gqa --data-root /data/gqa --limit 500 --workers 2 --out runs/gqa-no_rl"
+    "Example: hydra-vr eval --dataset gqa --data-root /data/gqa --limit 500 --workers 2 --out runs/gqa-no_rl\n\n"
+    "On a Ray cluster: the same command with --ray auto (or HOST:PORT) --workers N; the run directory, "
+    "resume and report are those of a local run."
 )
 
 
@@ -54,6 +59,12 @@ def eval_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar with ETA and the running score."),
     config: str = CONFIG_OPTION,
     overrides: list[str] = SET_OPTION,
+    ray: str = RAY_OPTION,
+    ray_cpus: float = RAY_CPUS_OPTION,
+    ray_gpus: float = RAY_GPUS_OPTION,
+    ray_memory_mb: int = RAY_MEMORY_OPTION,
+    ray_resources: list[str] = RAY_RESOURCE_OPTION,
+    max_tries: int = RAY_TRIES_OPTION,
 ) -> None:
     from hydra_vr.datasets import DatasetError, check_images, load_dataset
     from hydra_vr.datasets.loading import canonical_name
@@ -63,6 +74,7 @@ def eval_command(
     from hydra_vr.eval.store import RESULTS
     from hydra_vr.llm.base import LLMError
     from hydra_vr.registry import UnknownComponentError
+    from hydra_vr.scale import ClusterError
 
     if report_only:
         if not (out / RESULTS).is_file():
@@ -72,6 +84,7 @@ def eval_command(
     if not dataset:
         fail("--dataset is required (unless --report-only)")
     loader_options = parse_loader_options(options)
+    cluster = ray_settings(ray, workers, ray_cpus, ray_gpus, ray_memory_mb, ray_resources, max_tries)
     cfg = load_cli_config(config, loop_overrides(overrides, mode, controller))
     try:
         samples = load_dataset(dataset, data_root, split, limit, **loader_options)
@@ -104,9 +117,11 @@ def eval_command(
             fail(str(exc))
     try:
         outcome = run_eval(samples, out, settings, agent_spec=spec, workers=workers, force=force,
-                           retry_errors=retry_errors, progress=progress)
+                           retry_errors=retry_errors, progress=progress, ray=cluster)
     except RunDirError as exc:
         fail(str(exc))
+    except ClusterError as exc:  # cannot join, no room for an actor, a worker cannot build the agent
+        fail(f"{exc} (finished samples are saved in {out / RESULTS}; rerun to resume)", code=3)
     except (EvalError, LLMError) as exc:
         fail(f"{exc} (finished samples are saved in {out / RESULTS}; rerun to resume)", code=1)
     except KeyboardInterrupt:

@@ -40,6 +40,7 @@ from hydra_vr.datasets import DatasetError, Sample
 from hydra_vr.eval.report import write_report
 from hydra_vr.eval.sample_eval import AgentSpec, close_agent, evaluate_sample, evaluate_with_spec
 from hydra_vr.eval.store import RESULTS, ResultsFile, RunDirError, RunLock, check_settings
+from hydra_vr.scale.settings import RaySettings
 
 log = logging.getLogger(__name__)
 
@@ -202,19 +203,21 @@ def run_eval(
     progress: bool = False,
     traces: bool = True,
     durable: bool = True,
+    ray: RaySettings | None = None,
 ) -> EvalOutcome:
     """Evaluate ``samples`` into ``run_dir``, skipping those already in ``results.jsonl``.
 
     Give a built ``agent`` (one process) or an ``agent_spec`` (required for ``workers > 1``).
     ``retry_errors`` redoes samples whose evaluation raised (``crashed`` records); episodes that
     merely failed to answer are results and stay. Raises :class:`RunDirError` when the directory
-    is locked by another run or holds other settings (unless ``force``).
+    is locked by another run or holds other settings (unless ``force``). ``ray``: evaluate on Ray
+    actors instead (:mod:`hydra_vr.eval.ray_runner`; its ``workers`` replaces ``workers``).
     """
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     if agent is None and agent_spec is None:
         raise ValueError("run_eval needs an agent or an agent_spec")
-    if workers > 1 and agent_spec is None:
+    if (workers > 1 or ray is not None) and agent_spec is None:
         raise ValueError("workers > 1 needs an agent_spec: each worker process builds its own agent")
     _check_unique(samples)
     run_dir = Path(run_dir)
@@ -240,8 +243,15 @@ def run_eval(
         already = len(samples) - len(pending)
         advance = _progress(stack, progress, len(samples), already, running.describe(settings.dataset))
         trace_dir = run_dir / TRACES if traces else None
+        status: Callable[[], str] = lambda: ""
         if pending:
-            if workers > 1 and len(pending) > 1:
+            if ray is not None:
+                from hydra_vr.eval.ray_runner import RayResults  # imports Ray only when asked for
+
+                assert agent_spec is not None
+                results = RayResults(pending, settings.dataset, trace_dir, agent_spec, ray)
+                status = results.status
+            elif workers > 1 and len(pending) > 1:
                 assert agent_spec is not None
                 results = _parallel(pending, settings.dataset, trace_dir, agent_spec, min(workers, len(pending)))
             else:
@@ -255,7 +265,7 @@ def run_eval(
                 for record in results:
                     store.append(record)
                     running.add(record)
-                    advance(running.describe(settings.dataset))
+                    advance(running.describe(settings.dataset) + status())
         store.close()
         report = write_report(run_dir)
     return EvalOutcome(run_dir, len(samples), already, len(pending), len(loaded.dropped_lines),
