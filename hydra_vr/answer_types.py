@@ -74,7 +74,7 @@ def clean(text: Any) -> str:
     if not s:
         return ""
     s = s.splitlines()[0].strip()
-    s = re.sub(r"^(final answer|answer|a)\s*[:=-]\s*", "", s, flags=re.I)
+    s = re.sub(r"^(final answer|answer)\s*[:=-]\s*", "", s, flags=re.I)
     return s.strip().strip("\"'`").rstrip(".!,;").strip().lower()
 
 
@@ -159,7 +159,7 @@ class AnswerSpec:
         if is_failure_answer(s):
             return f"{s!r} reports a failure, it does not answer the question"
         if self.kind == "open" and s.split()[0] in _YES | _NO:
-            return f"{s!r} is a yes/no answer, but the question is open: name the thing asked about"
+            return f"{s!r} is a yes/no answer, but the question is open: name the thing asked about."
         return f"{s!r} does not fit: the question is {self.describe()}"
 
     def fits(self, answer: Any) -> bool:

@@ -23,7 +23,7 @@ from hydra_vr.agent.loop import HydraAgent
 from hydra_vr.cli.main import app
 from hydra_vr.config import AgentConfig, load_config
 from hydra_vr.datasets import load_dataset
-from hydra_vr.eval.metrics import aokvqa_direct_answer, box_iou, gqa_exact_match, vqa_accuracy
+from hydra_vr.eval.metrics import aokvqa_direct_answer, any_answer_match, box_iou, gqa_exact_match, vqa_accuracy
 from hydra_vr.eval.runner import EvalError, EvalSettings, RunDirError, _worker_spec, run_eval
 from hydra_vr.eval.sample_eval import AgentSpec, evaluate_sample
 from hydra_vr.eval.scoring import choose_option
@@ -84,8 +84,10 @@ def data(tmp_path_factory) -> Path:
              "sentences": [{"sent_id": 1, "sent": "man in white suit"}, {"sent_id": 2, "sent": "astronaut"}]}]
     (root / "refcoco" / "refcoco" / "refs(unc).p").write_bytes(pickle.dumps(refs))
     _copy("astronaut.png", root / "user" / "astro.png")
-    rows = [{"id": "u1", "image": "astro.png", "question": "How many people are there?", "answers": ["1", "1", "one", "2"]},
-            {"id": "u2", "image": "astro.png", "question": "the person", "box": [100, 20, 300, 500], "task": "grounding"}]
+    rows = [{"id": "u1", "image": "astro.png", "question": "How many people are there?", "answers": ["1", "one"],
+             "category": "people"},
+            {"id": "u2", "image": "astro.png", "question": "the person", "box": [100, 20, 300, 500], "task": "grounding",
+             "category": "people"}]
     (root / "user" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return root
 
@@ -216,11 +218,17 @@ def test_refcoco_iou_accuracy_failures_and_box_file(data, tmp_path, make_agent):
 def test_user_file_mixes_vqa_and_grounding(data, tmp_path, make_agent):
     outcome, by_id, run = _run(data, tmp_path, make_agent(), "user", "user")
     count, box = by_id["u1"], by_id["u2"]
-    assert count["metric"] == "vqa_accuracy"
-    assert count["score"] == vqa_accuracy(count["prediction"], ["1", "1", "one", "2"])
+    # the answers are alternatives: 1 when the prediction matches either, not VQA's 10-annotator accuracy
+    assert count["metric"] == "answer_match"
+    assert count["score"] == any_answer_match(count["prediction"], ["1", "one"]) == float(count["prediction"] == "1")
     assert box["metric"] == "acc@0.5" and box["boxes"]  # NanoDet finds the astronaut
     assert box["scores"]["iou"] == box_iou(box["boxes"][0], [100, 20, 300, 500])
-    assert set(outcome.report["breakdowns"]["task"]) == {"vqa", "grounding"}
+    report = outcome.report
+    assert report["vqa"] == {"n": 1, "n_scored": 1, "metric": "answer_match", "score": 100 * count["score"]}
+    assert report["grounding"]["n"] == 1 and report["grounding"]["acc@0.5"] == 100 * box["score"]
+    assert "acc@0.5" not in report["metrics"] and (run / "report.md").read_text().count("acc@0.5") == 1
+    assert report["breakdowns"]["category"] == {"people": {"score": 50 * (count["score"] + box["score"]), "n": 2}}
+    assert report["answer_fit"]["by_kind"] == {"number": {"n": 1, "misfit": 0, "share": 0.0}}
     assert _json(run / "predictions" / "user_predictions.json")[1] == {"id": "u2", "box": box["boxes"][0]}
 
 
@@ -293,7 +301,7 @@ def test_exception_in_the_agent_becomes_an_error_record(tmp_path):
     class Broken:
         config = AgentConfig(mode="no_rl")
 
-        def run(self, image_path, query, task):
+        def run(self, image_path, query, task, choices=None):
             raise RuntimeError("backend exploded")
 
     (sample,) = _easy(1)

@@ -16,8 +16,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from hydra_vr.agent.roles import Planner, PromptSet, Reasoner, Summarizer, fallback_program, normalize_short_answer
+from hydra_vr.agent.roles import Planner, PromptSet, Reasoner, Summarizer, fallback_program
 from hydra_vr.agent.types import Attempt, EpisodeResult, Option, StepTrace, Task
+from hydra_vr.answer_types import AnswerSpec, best_typed, clean, expected_type, is_failure_answer
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.config import AgentConfig
 from hydra_vr.controller.base import REPLAN, Controller, ControllerState, PlannerProbabilityController
@@ -112,8 +113,13 @@ class HydraAgent:
         return 1 if self.config.mode in ("one_step", "vipergpt") else self.config.max_steps
 
     # ------------------------------------------------------------------- run
-    def run(self, image_path: str, query: str, task: Task = "vqa") -> EpisodeResult:
-        """Answer ``query`` about the image (task "vqa") or ground it to boxes (task "grounding")."""
+    def run(self, image_path: str, query: str, task: Task = "vqa", choices: list[str] | None = None) -> EpisodeResult:
+        """Answer ``query`` about the image (task "vqa") or ground it to boxes (task "grounding").
+
+        Every VQA answer is held to the type the query expects (``hydra_vr.answer_types``; the
+        dataset's multiple-choice ``choices`` when given): no failure message or ill-typed reply
+        becomes the answer while steps remain.
+        """
         if task not in ("vqa", "grounding"):
             raise AgentInputError(f"unknown task {task!r}; use 'vqa' or 'grounding'")
         if not query or not query.strip():
@@ -122,12 +128,14 @@ class HydraAgent:
         t0 = time.perf_counter()
         before = _usage_snapshot(self.llm)
         self.runner.reset()
-        result = EpisodeResult(query=query, task=task, image=str(image_path), mode=self.config.mode, answer=None, boxes=[], steps=[])
+        spec = expected_type(query, choices) if task == "vqa" else None
+        result = EpisodeResult(query=query, task=task, image=str(image_path), mode=self.config.mode, answer=None, boxes=[], steps=[],
+                               answer_type=spec.kind if spec else "box")
         try:
             if self.config.mode == "vipergpt":
-                self._run_vipergpt(result, image_path, query, task)
+                self._run_vipergpt(result, image_path, query, task, spec)
             else:
-                self._run_loop(result, image_path, query, task)
+                self._run_loop(result, image_path, query, task, spec)
         except Exception as exc:  # an LLM endpoint down, a backend crash: report, don't lose the trace
             log.exception("episode failed")
             result.error = f"{type(exc).__name__}: {exc}"
@@ -135,7 +143,7 @@ class HydraAgent:
         result.llm = _usage_since(self.llm, before)
         return result
 
-    def _run_loop(self, result: EpisodeResult, image_path: str, query: str, task: Task) -> None:
+    def _run_loop(self, result: EpisodeResult, image_path: str, query: str, task: Task, spec: AnswerSpec | None) -> None:
         planner, reasoner, summarizer = self.roles(task)
         memory = StateMemoryBank(query)
         stop_reason = "the step limit"
@@ -149,8 +157,9 @@ class HydraAgent:
             t_plan = time.perf_counter() - t
             # The planner may answer from memory; trusted only when it proposes no further step
             # (with options beside it, the summarizer, which just said "continue", is the judge).
+            direct = spec.coerce(direct) if direct and spec is not None else None
             if direct and not options and memory.entries and task == "vqa":
-                result.answer = normalize_short_answer(direct)
+                result.answer, result.answer_source = direct, "planner"
                 result.steps.append(StepTrace(
                     step=step, options=[], probabilities=[], choice=-1, replans=replans, instruction="(the planner answered from memory)",
                     attempts=[], result={}, feedback=f"planner answer: {direct}", decision="answer", guess=result.answer,
@@ -166,11 +175,9 @@ class HydraAgent:
             attempts, program = self.execute(reasoner, image_path, query, task, instruction, memory)
             t_exec = time.perf_counter() - t
             feedback = textualize_step(program, self.toolbox.drain_calls() if self.toolbox is not None else [])
-            guess = None
-            if program.ok and program.has_final_answer and task == "vqa" and not isinstance(program.final_answer, (dict, list)):
-                guess = normalize_short_answer(str(program.final_answer))
+            guess, note = typed_guess(program, spec) if spec is not None else (None, None)
             memory.add(MemoryEntry(step, instruction, attempts[-1].code, feedback,
-                                   [v.to_dict() for v in program.variables], program.ok, guess))
+                                   [v.to_dict() for v in program.variables], program.ok, guess, note))
             boxes = _boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
             t = time.perf_counter()
             decision, answer = "continue", None
@@ -180,8 +187,10 @@ class HydraAgent:
             elif self.max_steps == 1:
                 decision, answer = "answer", guess
             else:
-                d = summarizer.decide(query, memory.render())
+                d = summarizer.decide(query, memory.render(), spec)
                 decision, answer = d.kind, d.answer
+                if d.note:  # the planner sees why, and proposes something else
+                    memory.entries[-1].note = "; ".join(x for x in (memory.entries[-1].note, d.note) if x)
             t_sum = time.perf_counter() - t
             trace = StepTrace(
                 step=step, options=options, probabilities=[o.probability for o in options], choice=choice, replans=replans,
@@ -196,8 +205,10 @@ class HydraAgent:
                 if task == "grounding":
                     result.boxes = boxes
                     result.answer = f"{len(boxes)} box"
+                elif answer or guess:
+                    result.answer, result.answer_source = (answer, "summarizer") if answer else (guess, "program")
                 else:
-                    result.answer = answer or guess or summarizer.final_answer(query, memory.render(), memory.guesses())
+                    self._final(result, summarizer, image_path, query, memory, spec)
                 return
         # Step limit: merge what the steps found.
         if task == "grounding":
@@ -205,7 +216,41 @@ class HydraAgent:
             if not result.boxes:
                 result.error = f"no box found before {stop_reason}"
         else:
-            result.answer = summarizer.final_answer(query, memory.render(), memory.guesses()) if self.max_steps > 1 else (memory.guesses() or [""])[-1]
+            self._final(result, summarizer, image_path, query, memory, spec)
+
+    def _final(self, result: EpisodeResult, summarizer: Summarizer, image_path: str, query: str, memory: StateMemoryBank,
+               spec: AnswerSpec | None) -> None:
+        """The answer when the steps gave none that fits: the final-answer role (multi-step modes), then
+        the best typed guess, then ``simple_query`` on the whole image."""
+        spec = spec or expected_type(query)
+        if self.max_steps > 1:
+            answer = summarizer.final_answer(query, memory.render(), memory.guesses(), spec)
+            if answer is not None:
+                result.answer, result.answer_source = answer, "final_answer"
+                return
+        answer = best_typed(memory.guesses(), spec)
+        if answer is not None:
+            result.answer, result.answer_source = answer, "typed guess"
+            return
+        self._whole_image_answer(result, image_path, query, spec)
+
+    def _whole_image_answer(self, result: EpisodeResult, image_path: str, query: str, spec: AnswerSpec) -> None:
+        """Last resort: ``simple_query`` of the query on the whole image, traced as a step of its own."""
+        t = time.perf_counter()
+        usage0 = _usage_snapshot(self.llm)
+        code = fallback_program(query, "vqa")
+        program = self.runner.run(code, image_path)
+        feedback = textualize_step(program, self.toolbox.drain_calls() if self.toolbox is not None else [])
+        raw = str(program.final_answer) if program.ok and program.has_final_answer else ""
+        answer = spec.coerce(raw)
+        if answer is None and raw and not is_failure_answer(raw):
+            answer = clean(raw)  # the VQA tool's own words: better than no answer at the very end
+        result.answer, result.answer_source = answer, "fallback simple_query"
+        result.steps.append(StepTrace(
+            step=len(result.steps) + 1, options=[], probabilities=[], choice=-1, replans=0,
+            instruction="(fallback) ask the whole image", attempts=[Attempt(code, program.ok, program.error_kind, program.error, fallback=True)],
+            result=_result_dict(program), feedback=feedback, decision="answer", guess=answer,
+            llm=_usage_since(self.llm, usage0), seconds={"total": time.perf_counter() - t}))
 
     def _choose(self, planner: Planner, state: ControllerState) -> tuple[list[Option], int, int, str | None]:
         """Ask the planner, let the controller pick; REPLAN re-asks (bounded), then falls back."""
@@ -235,6 +280,12 @@ class HydraAgent:
         program = None
         for _ in range(self.config.max_code_retries + 1):
             code = reasoner.write(query, instruction, memory.render(), memory.variables_text(), previous_code=code, error=error)
+            repeat = _repeated_step(code, memory)
+            if repeat is not None:  # the same program gives the same result: ask for another one
+                error = (f"This program is the same as step {repeat.step}'s, which already ran and gave:\n{repeat.feedback[:300]}\n"
+                         "Write a different program for the instruction.")
+                attempts.append(Attempt(code, False, "repeat", error))
+                continue
             program = self.runner.run(code, image_path)
             attempts.append(Attempt(code, program.ok, program.error_kind, program.error))
             if program.ok:
@@ -245,7 +296,7 @@ class HydraAgent:
         attempts.append(Attempt(code, program.ok, program.error_kind, program.error, fallback=True))
         return attempts, program
 
-    def _run_vipergpt(self, result: EpisodeResult, image_path: str, query: str, task: Task) -> None:
+    def _run_vipergpt(self, result: EpisodeResult, image_path: str, query: str, task: Task, spec: AnswerSpec | None) -> None:
         _, reasoner, _ = self.roles(task)
         t = time.perf_counter()
         attempts: list[Attempt] = []
@@ -262,16 +313,52 @@ class HydraAgent:
             program = self.runner.run(code, image_path)
             attempts.append(Attempt(code, program.ok, program.error_kind, program.error, fallback=True))
         feedback = textualize_step(program, self.toolbox.drain_calls() if self.toolbox is not None else [])
-        if program.ok and program.has_final_answer:
-            if task == "grounding":
-                result.boxes = _boxes_of(program.final_answer)
-            elif not isinstance(program.final_answer, (dict, list)):
-                result.answer = normalize_short_answer(str(program.final_answer))
+        note = None
+        if task == "grounding":
+            result.boxes = _boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
+        elif spec is not None:
+            result.answer, note = typed_guess(program, spec)
+            result.answer_source = "program" if result.answer is not None else ""
         if task == "grounding" and not result.boxes:
             result.error = "the program returned no box"
         result.steps.append(StepTrace(step=1, options=[], probabilities=[], choice=-1, replans=0, instruction=query,
-                                      attempts=attempts, result=_result_dict(program), feedback=feedback, decision="answer",
+                                      attempts=attempts, result=_result_dict(program),
+                                      feedback=feedback + (f"\nNote: {note}" if note else ""), decision="answer",
                                       guess=result.answer, llm={}, seconds={"total": time.perf_counter() - t}))
+        if task == "vqa" and result.answer is None and spec is not None:
+            self._whole_image_answer(result, image_path, query, spec)
+
+
+def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]:
+    """(the program's answer in ``spec``'s type, None) or (None, why it was refused).
+
+    A failure message from the program's own else-branch ("no bus found"), a patch, an error or a
+    reply of the wrong type is never a guess; the note tells the next plan to try another way.
+    """
+    if not program.ok:
+        return None, None  # the error is already in the feedback
+    if not program.has_final_answer or program.final_answer is None:
+        return None, "the program set no final_answer; try another way to get the answer"
+    value = program.final_answer
+    if isinstance(value, (dict, list)):
+        return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
+    typed = spec.coerce(value)
+    if typed is not None:
+        return typed, None
+    reason = spec.check(value)
+    if is_failure_answer(value):
+        return None, (f"{reason}; the detector may have no class for that name: try another approach, for example "
+                      "simple_query on the whole image")
+    return None, reason
+
+
+def _repeated_step(code: str, memory: StateMemoryBank) -> MemoryEntry | None:
+    """The earlier step that ran exactly this program (whitespace aside), if any."""
+    key = "\n".join(line.strip() for line in code.strip().splitlines() if line.strip())
+    for entry in memory.entries:
+        if key and key == "\n".join(line.strip() for line in entry.code.strip().splitlines() if line.strip()):
+            return entry
+    return None
 
 
 def _result_dict(program: Any) -> dict[str, Any]:

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
+from hydra_vr.answer_types import AnswerSpec, clean, expected_type
 from hydra_vr.agent.types import PlannerOutput, Task
 from hydra_vr.api.spec import render_api
 from hydra_vr.llm.base import ChatMessage, ChatModel, LLMError
+from hydra_vr.llm.typed import answer_schema, ask_typed, parse_json_reply
 from hydra_vr.prompts import load_examples, render_prompt
 
 
@@ -36,13 +38,6 @@ def planner_schema(n: int) -> dict[str, Any]:
         },
         "required": ["instructions"],
     }
-
-
-SUMMARIZER_SCHEMA = {
-    "type": "object",
-    "properties": {"decision": {"type": "string", "enum": ["answer", "continue"]}, "answer": {"type": "string"}},
-    "required": ["decision", "answer"],
-}
 
 
 @dataclass
@@ -147,50 +142,63 @@ def fallback_program(query: str, task: Task) -> str:
 class Decision:
     kind: str  # "answer" | "continue"
     answer: str | None
+    note: str | None = None  # why an answer was refused (shown to the planner in the memory)
+
+
+_DECISION = {"decision": {"type": "string", "enum": ["answer", "continue"]}}
 
 
 class Summarizer:
-    def __init__(self, llm: ChatModel, prompts: PromptSet, max_tokens: int = 48) -> None:
-        self.llm, self.prompts, self.max_tokens = llm, prompts, max_tokens
+    def __init__(self, llm: ChatModel, prompts: PromptSet, max_tokens: int = 48, retries: int = 1) -> None:
+        self.llm, self.prompts, self.max_tokens, self.retries = llm, prompts, max_tokens, retries
         self._system = render_prompt("summarizer_system", task_description=prompts.task_description, task=prompts.task)
-        shots = [(render_prompt("summarizer_user", query=ex["query"], memory=ex["memory"].strip()),
-                  json.dumps({"decision": ex["decision"], "answer": ex.get("answer", "")}))
+        shots = [(render_prompt("summarizer_user", query=ex["query"], memory=ex["memory"].strip(),
+                                expected=expected_type(ex["query"]).describe()),
+                  json.dumps({"decision": ex["decision"], "answer": str(ex.get("answer", ""))}))
                  for ex in prompts.examples.get("summarizer", [])]
         self._prefix = _prefix_messages(self._system, shots)
         self._final_system = render_prompt("final_answer_system", task_description=prompts.task_description)
 
-    def decide(self, query: str, memory: str) -> Decision:
-        res = self.llm.chat([*self._prefix, ChatMessage("user", render_prompt("summarizer_user", query=query, memory=memory))],
-                            max_tokens=self.max_tokens, json_schema=SUMMARIZER_SCHEMA)
-        text = res.text.strip()
-        try:
-            data = json.JSONDecoder().raw_decode(text[text.find("{"):])[0] if "{" in text else {}
-        except ValueError:
-            data = {}
-        decision = str(data.get("decision", "")).lower() if isinstance(data, dict) else ""
-        answer = data.get("answer") if isinstance(data, dict) else None
-        if decision not in ("answer", "continue"):
-            # Unparseable: treat a bare "continue" as such, anything else as an answer.
-            decision = "continue" if "continue" in text.lower() or not text else "answer"
-            answer = None if decision == "continue" else text
-        if decision == "answer" and (not isinstance(answer, str) or not answer.strip() or answer.strip().lower() == "continue"):
-            decision, answer = "continue", None
-        return Decision(decision, normalize_short_answer(answer) if answer else None)
+    def decide(self, query: str, memory: str, spec: AnswerSpec | None = None) -> Decision:
+        """Answer or continue; an answer that does not fit ``spec`` is re-asked with the reason, then refused."""
+        spec = spec or expected_type(query)
+        messages = [*self._prefix, ChatMessage("user", render_prompt("summarizer_user", query=query, memory=memory,
+                                                                      expected=spec.describe()))]
+        schema = answer_schema(spec, extra=_DECISION)
+        note = None
+        for _ in range(self.retries + 1):
+            res = self.llm.chat(messages, max_tokens=self.max_tokens, json_schema=schema)
+            text = res.text.strip()
+            data = parse_json_reply(text)
+            decision = str(data.get("decision", "")).lower()
+            if decision not in ("answer", "continue"):
+                # Unparseable: a bare "continue" is that, anything else an answer to check.
+                decision = "continue" if "continue" in text.lower() or not text else "answer"
+                raw = text if decision == "answer" else ""
+            else:
+                raw = "" if data.get("answer") is None else str(data.get("answer"))
+            if decision == "continue" or clean(raw) == "continue":
+                return Decision("continue", None, note)
+            value = spec.coerce(raw)
+            if value is not None:
+                return Decision("answer", value)
+            note = f"the summarizer's answer was refused: {spec.check(raw)}"
+            messages += [ChatMessage("assistant", text or "{}"),
+                         ChatMessage("user", f"That answer does not fit: {spec.check(raw)} Answer with the right kind of "
+                                             "answer, or reply continue if the steps do not say.")]
+        return Decision("continue", None, note)
 
-    def final_answer(self, query: str, memory: str, guesses: list[str]) -> str:
-        res = self.llm.chat([ChatMessage("system", self._final_system),
-                             ChatMessage("user", render_prompt("final_answer_user", query=query, memory=memory, guesses=guesses))],
-                            max_tokens=16)
-        return normalize_short_answer(res.text)
+    def final_answer(self, query: str, memory: str, guesses: list[str], spec: AnswerSpec | None = None) -> str | None:
+        """The best answer of the right type from the steps, or None when the LLM gives none that fits."""
+        spec = spec or expected_type(query)
+        user = render_prompt("final_answer_user", query=query, memory=memory, guesses=guesses, expected=spec.describe())
+        reply = ask_typed(self.llm, [ChatMessage("system", self._final_system), ChatMessage("user", user)], spec,
+                          max_tokens=24, retries=self.retries)
+        return reply.answer
 
 
-def normalize_short_answer(text: str | None) -> str:
-    """First line, lower case, without trailing punctuation or an 'answer:' prefix."""
-    if not text:
-        return ""
-    line = text.strip().splitlines()[0].strip()
-    line = re.sub(r"^(final answer|answer)\s*[:=-]\s*", "", line, flags=re.I)
-    return line.strip().strip("\"'`").rstrip(".!").strip().lower()
+# One normalisation of short answers for every role (kept under its old name for callers).
+normalize_short_answer = clean
 
 
 __all__ = ["Decision", "LLMError", "Planner", "PromptSet", "Reasoner", "Summarizer", "fallback_program", "normalize_short_answer", "planner_schema"]

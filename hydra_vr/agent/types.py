@@ -66,6 +66,8 @@ class EpisodeResult:
     error: str | None = None
     seconds: float = 0.0
     llm: dict[str, float] = field(default_factory=dict)
+    answer_type: str = ""  # yesno | choice | number | color | open (VQA), box (grounding)
+    answer_source: str = ""  # which role gave the answer: summarizer, program, final_answer, typed guess, fallback
 
     @property
     def ok(self) -> bool:

@@ -90,6 +90,34 @@ def _ground_truth(sample: Sample) -> dict[str, Any]:
     return gt
 
 
+def sample_from_record(record: dict[str, Any]) -> Sample:
+    """The sample a record was made from, as far as scoring needs it (the inverse of the record's
+    ``id, task, query, image, gt, meta``); raises KeyError when the record has no ``gt``."""
+    gt = record["gt"]
+    box = gt.get("box")
+    return Sample(
+        id=str(record["id"]),
+        image_path=Path(str(record.get("image", ""))),
+        query=str(record.get("query", "")),
+        task=record.get("task") or ("grounding" if box is not None and "answer" not in gt else "vqa"),
+        answers=list(gt.get("answers") or []),
+        answer=gt.get("answer"),
+        choices=gt.get("choices"),
+        correct_choice=gt.get("correct_choice"),
+        box=tuple(float(v) for v in box) if box is not None else None,  # type: ignore[arg-type]
+        meta=dict(record.get("meta") or {}),
+    )
+
+
+def score_fields(record: dict[str, Any], dataset: str) -> dict[str, Any]:
+    """``metric, score, scores, choice`` of a stored record, scored again with the current scorer
+    from its own prediction / boxes and ground truth (a crashed record scores as a wrong answer)."""
+    sample = sample_from_record(record)
+    if record.get("crashed"):
+        return _scores_fields(score_sample(sample, "", [], dataset))
+    return _scores_fields(score_sample(sample, record.get("prediction"), record.get("boxes") or [], dataset))
+
+
 def _base_record(sample: Sample, dataset: str) -> dict[str, Any]:
     return {
         "id": sample.id,
@@ -125,7 +153,7 @@ def evaluate_sample(agent: Any, sample: Sample, dataset: str, trace_dir: Path | 
     t0 = time.perf_counter()
     mode = getattr(getattr(agent, "config", None), "mode", None)
     try:
-        result = agent.run(str(sample.image_path), sample.query, sample.task)
+        result = agent.run(str(sample.image_path), sample.query, sample.task, choices=sample.choices)
         answer = result.answer if sample.task == "vqa" else None
         boxes = [[float(v) for v in b] for b in result.boxes]
         scores = score_sample(sample, answer, boxes, dataset)
@@ -176,5 +204,6 @@ def evaluate_with_spec(spec: AgentSpec, sample: Sample, dataset: str, trace_dir:
 
 
 __all__ = [
-    "AgentSpec", "close_agent", "error_record", "evaluate_sample", "evaluate_with_spec", "process_agent", "trace_name",
+    "AgentSpec", "close_agent", "error_record", "evaluate_sample", "evaluate_with_spec", "process_agent", "sample_from_record",
+    "score_fields", "trace_name",
 ]

@@ -15,6 +15,7 @@ class MemoryEntry:
     variables: list[dict[str, Any]] = field(default_factory=list)
     ok: bool = True
     guess: str | None = None
+    note: str | None = None  # why this step's answer was refused, so the next plan tries another way
 
 
 @dataclass
@@ -50,6 +51,8 @@ class StateMemoryBank:
             if include_code and e.code:
                 lines.append("Code:\n" + e.code)
             lines.append("Result:\n" + e.feedback)
+            if e.note:
+                lines.append("Note: " + e.note)
             blocks.append("\n".join(lines))
         text = "\n\n".join(blocks)
         while len(text) > self.max_chars and len(blocks) > 1:

@@ -9,15 +9,18 @@ a model that sees pixels. Hub users swap in BLIP / BLIP-2 / LLaVA by config.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 
 from PIL import Image
 
+from hydra_vr.answer_types import expected_type
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext
 from hydra_vr.api.types import Answer
-from hydra_vr.prompts import render_prompt
+from hydra_vr.prompts import load_examples, render_prompt
 
 log = logging.getLogger(__name__)
 
@@ -25,10 +28,23 @@ _TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|let
 _PEOPLE_QUESTION = re.compile(r"\b(face|faces|person|people|man|woman|boy|girl|child|who)\b", re.I)
 
 
-class DescribeVQA:
-    """Options: max_objects, classifier_top_k, ocr ("auto": only for questions about text, "always", "never")."""
+def _relevant_classes(question: str, mapper: CocoNameMapper) -> set[str]:
+    """Detector classes the question names ("the man's shirt" -> person), by the detector's own mapping."""
+    words = re.findall(r"[a-z]+", question.lower())
+    names = set(words) | {f"{a} {b}" for a, b in zip(words, words[1:])}
+    return {c for n in names if n not in _STOPWORDS for c in mapper.map(n).classes}
 
-    def __init__(self, ctx: ToolContext, *, max_objects: int = 12, classifier_top_k: int = 3, ocr: str = "auto", max_tokens: int = 16) -> None:
+
+_STOPWORDS = {"what", "which", "who", "where", "how", "is", "are", "the", "a", "an", "this", "that", "of", "in", "on",
+              "color", "colour", "many", "there", "picture", "image", "photo", "left", "right", "top", "bottom"}
+
+
+class DescribeVQA:
+    """Options: max_objects, classifier_top_k, ocr ("auto": only for questions about text, "always", "never"),
+    relevant_colors (how many of the objects the question names get their own measured colours)."""
+
+    def __init__(self, ctx: ToolContext, *, max_objects: int = 12, classifier_top_k: int = 3, ocr: str = "auto",
+                 max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1) -> None:
         if ocr not in {"auto", "always", "never"}:
             raise ValueError("describe: ocr must be 'auto', 'always' or 'never'")
         self.ctx = ctx
@@ -36,9 +52,16 @@ class DescribeVQA:
         self.classifier_top_k = classifier_top_k
         self.ocr = ocr
         self.max_tokens = max_tokens
+        self.relevant_colors = relevant_colors
+        self.retries = retries
+        self._mapper = CocoNameMapper()
+        self._prefix: list | None = None
 
     def describe(self, image: Image.Image, question: str) -> dict:
-        """The findings the LLM sees, as template variables (also returned as evidence)."""
+        """The findings the LLM sees, as template variables (also returned as evidence).
+
+        Objects the question names come first, each with colours measured on the object itself.
+        """
         tb = self.ctx.toolbox
         if tb is None:
             raise RuntimeError("describe backend needs a toolbox in its context")
@@ -47,7 +70,18 @@ class DescribeVQA:
             dets = detector.detect_classes(image)
         else:  # open-vocabulary detectors need names: ask for the ones the question mentions
             dets = detector.detect(image, re.findall(r"[a-z]+", question.lower()))
-        objects = [{"label": d.label, "score": d.score, "box": [int(v) for v in d.box.to_list(0)]} for d in dets[: self.max_objects]]
+        wanted = _relevant_classes(question, self._mapper)
+        relevant, objects = [], []
+        for d in dets[: self.max_objects]:
+            item = {"label": d.label, "score": d.score, "box": [int(v) for v in d.box.to_list(0)]}
+            if d.label in wanted or (not hasattr(detector, "detect_classes")):
+                item["colors"] = []
+                if len(relevant) < self.relevant_colors:
+                    crop = image.crop(tuple(item["box"]))
+                    item["colors"] = [f"{c.name} {c.fraction:.0%}" for c in tb.colors(crop, foreground=True) if c.fraction >= 0.05]
+                relevant.append(item)
+            else:
+                objects.append(item)
         labels = []
         if tb.has("classifier"):
             labels = [f"{ls.label} ({ls.score:.2f})" for ls in tb.backend("classifier").classify([image], top_k=self.classifier_top_k)[0]]
@@ -58,19 +92,33 @@ class DescribeVQA:
         faces = None
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
             faces = len(tb.backend("faces").detect_faces(image))
-        return {"width": image.width, "height": image.height, "objects": objects, "labels": labels,
+        return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "texts": texts, "faces": faces, "question": question}
+
+    def _shots(self) -> list:
+        """System prompt and the YAML few-shot examples as earlier chat turns (a stable, cacheable prefix)."""
+        if self._prefix is None:
+            from hydra_vr.llm.base import ChatMessage
+
+            msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
+            for ex in load_examples("describe")["examples"]:
+                f = {"relevant": [], "objects": [], "labels": [], "colors": [], "texts": None, "faces": None} | ex["findings"]
+                spec = expected_type(ex["question"])
+                msgs += [ChatMessage("user", render_prompt("vqa_describe_user", **f, question=ex["question"], expected=spec.describe())),
+                         ChatMessage("assistant", json.dumps({"answer": str(ex["answer"])}))]
+            self._prefix = msgs
+        return self._prefix
 
     def answer(self, image: Image.Image, question: str) -> Answer:
         if self.ctx.llm is None:
             raise RuntimeError("the 'describe' VQA backend needs an LLM; configure llm in the config or choose a VQA model")
         from hydra_vr.llm.base import ChatMessage
+        from hydra_vr.llm.typed import ask_typed
 
+        spec = expected_type(question)
         findings = self.describe(image, question)
-        user = render_prompt("vqa_describe_user", **findings)
-        res = self.ctx.llm().chat(
-            [ChatMessage("system", render_prompt("vqa_describe_system")), ChatMessage("user", user)],
-            max_tokens=self.max_tokens,
-        )
-        text = res.text.strip().splitlines()[0].strip().strip(".").lower() if res.text.strip() else ""
-        return Answer(text=text, source="describe", evidence=user)
+        user = render_prompt("vqa_describe_user", **findings, expected=spec.describe())
+        reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
+                          max_tokens=self.max_tokens, retries=self.retries)
+        # No fitting answer after the re-ask: return what was said; the loop's checks refuse it.
+        return Answer(text=reply.answer if reply.answer is not None else reply.raw, source="describe", evidence=user)

@@ -1,0 +1,201 @@
+"""Every answering role is held to the question's answer type (scripted LLM, real sandbox, real vision tools)."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+
+import pytest
+
+from hydra_vr.agent.loop import HydraAgent
+from hydra_vr.config import AgentConfig
+from hydra_vr.llm.scripted import ScriptedChat
+from hydra_vr.sandbox import Sandbox
+
+MARKERS = {
+    "planner": "You plan the next step",
+    "reasoner": "You write short Python programs",
+    "summarizer": "You decide whether",
+    "final": "The step limit was reached",
+    "describe": "You answer questions about an image you cannot see",
+}
+
+
+class Script:
+    """Reply queues per role (routed by system prompt); every call's messages and schema are kept."""
+
+    def __init__(self, **queues: list[str]) -> None:
+        self.queues = {r: deque(queues.get(r, [])) for r in MARKERS}
+        self.calls: dict[str, list] = {r: [] for r in MARKERS}
+        self.chat = ScriptedChat(rule=self._route)
+
+    def _route(self, messages):
+        role = next(r for r, m in MARKERS.items() if m in messages[0].content)
+        self.calls[role].append(messages)
+        if not self.queues[role]:
+            raise AssertionError(f"unexpected {role} call: {messages[-1].content[:300]}")
+        return self.queues[role].popleft()
+
+    def schema(self, role: str, i: int = -1):
+        """The JSON schema sent with the i-th call of ``role``."""
+        mine = [c for c in self.chat.calls if MARKERS[role] in c.messages[0].content]
+        return mine[i].json_schema
+
+
+def plan(*instructions: str) -> str:
+    return json.dumps({"instructions": [{"instruction": s, "probability": 1.0 / len(instructions)} for s in instructions], "answer": ""})
+
+
+def code(body: str) -> str:
+    return f"```python\n{body}\n```"
+
+
+def decide(decision: str, answer: str = "") -> str:
+    return json.dumps({"decision": decision, "answer": answer})
+
+
+def ans(text: str) -> str:
+    return json.dumps({"answer": text})
+
+
+@pytest.fixture(scope="module")
+def toolbox_with_llm():
+    """The real embedded tools, whose LLM (for simple_query's describe backend) is swapped per test."""
+    from hydra_vr.api import VisionToolbox
+    from hydra_vr.config import load_config
+
+    cfg = load_config("default")
+    holder: dict = {}
+    tb = VisionToolbox(cfg.vision, cache_dir=cfg.cache_path, llm=lambda: holder["llm"])
+    tb.holder = holder
+    return tb
+
+
+@pytest.fixture(scope="module")
+def sandbox(toolbox_with_llm):
+    with Sandbox(toolbox_with_llm, timeout_s=20) as sb:
+        yield sb
+
+
+def agent_for(script: Script, toolbox, sandbox, **cfg) -> HydraAgent:
+    toolbox.holder["llm"] = script.chat
+    return HydraAgent(AgentConfig(**cfg), script.chat, toolbox, sandbox)
+
+
+def test_failure_string_is_never_final_and_the_planner_is_told(toolbox_with_llm, sandbox, photo):
+    script = Script(
+        planner=[plan("Find the sign and read it"), plan("Ask the whole image what the sign says")],
+        reasoner=[code('signs = ImagePatch(image).find("sign")\nfinal_answer = signs[0].simple_query("text?") if signs else "no sign found"'),
+                  code('final_answer = "stop"')],
+        # the summarizer first tries to pass the failure string off as the answer, twice
+        summarizer=[decide("answer", "no sign found"), decide("answer", "no sign found"), decide("answer", "stop")],
+    )
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3).run(str(photo("bus")), "What does the sign say?")
+    assert result.ok, result.error
+    assert result.answer == "stop"
+    first = result.steps[0]
+    assert first.guess is None and first.decision == "continue"
+    planner_2 = script.calls["planner"][1][-1].content
+    assert "Note:" in planner_2 and "failure" in planner_2  # the next plan sees why
+    # the re-ask carried the reason
+    assert "does not fit" in script.calls["summarizer"][1][-1].content
+
+
+def test_open_question_refuses_yes_no_from_the_summarizer(toolbox_with_llm, sandbox, photo):
+    script = Script(
+        planner=[plan("Find the person and ask what he wears")],
+        reasoner=[code('final_answer = "jacket"')],
+        summarizer=[decide("answer", "no"), decide("answer", "Jacket.")],
+    )
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=2).run(str(photo("zidane")), "What is the man on the left wearing?")
+    assert result.answer == "jacket" and result.answer_type == "open"
+    assert "open" in script.calls["summarizer"][1][-1].content
+
+
+def test_choice_question_constrains_the_summarizer_schema(toolbox_with_llm, sandbox, photo):
+    script = Script(
+        planner=[plan("Find the people and compare their centres")],
+        reasoner=[code('final_answer = "left"')],
+        summarizer=[decide("answer", "left")],
+    )
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=2).run(str(photo("zidane")), "Is the man with the tie on the left or the right?")
+    assert result.answer == "left" and result.answer_type == "choice"
+    assert script.schema("summarizer")["properties"]["answer"]["enum"] == ["left", "right"]
+
+
+def test_program_answer_of_the_wrong_type_is_not_a_guess(toolbox_with_llm, sandbox, photo):
+    script = Script(
+        planner=[plan("Check whether the bus is red")],
+        reasoner=[code('final_answer = "yes"')],
+    )
+    # one_step: the program's answer is final, but "yes" does not fit a colour question ->
+    # no typed guess -> simple_query on the whole image (describe backend, constrained to colours)
+    script.queues["describe"].extend([ans("blue")])
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="one_step").run(str(photo("bus")), "What color is the bus?")
+    assert result.answer == "blue"
+    assert result.answer_source == "fallback simple_query"
+    assert result.steps[0].guess is None and result.steps[-1].instruction.startswith("(fallback)")
+    assert "blue" in script.schema("describe")["properties"]["answer"]["enum"]
+
+
+def test_step_limit_falls_back_to_best_typed_guess_then_simple_query(toolbox_with_llm, sandbox, photo):
+    script = Script(
+        planner=[plan("Count the people"), plan("Count the faces")],
+        reasoner=[code('final_answer = "4"'), code('final_answer = "not found"')],
+        summarizer=[decide("continue"), decide("continue")],
+        final=[ans("many"), ans("lots")],  # never a number: refused twice
+    )
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=2).run(str(photo("bus")), "How many people are there?")
+    assert result.answer == "4" and result.answer_source == "typed guess"
+    # the final-answer role was constrained to an integer
+    assert script.schema("final")["properties"]["answer"]["type"] == "integer"
+
+
+def test_vipergpt_program_without_final_answer_falls_back(toolbox_with_llm, sandbox, photo):
+    script = Script(reasoner=[code('patch = ImagePatch(image)\nbuses = patch.find("bus")')],
+                    describe=[ans("bus")])
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("bus")), "What vehicle is this?")
+    assert result.answer == "bus" and result.answer_source == "fallback simple_query"
+    assert "no final_answer" in result.steps[0].feedback
+
+
+def test_repeated_program_is_refused_and_rewritten(toolbox_with_llm, sandbox, photo):
+    same = code('final_answer = "no bus found"')
+    script = Script(
+        planner=[plan("Find the bus"), plan("Find the bus again differently")],
+        reasoner=[same, same, code('final_answer = "bus"')],
+        summarizer=[decide("continue"), decide("answer", "bus")],
+    )
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3).run(str(photo("bus")), "What vehicle is in the picture?")
+    second = result.steps[1]
+    assert second.attempts[0].error_kind == "repeat"
+    assert "same as step 1" in script.calls["reasoner"][2][-1].content
+    assert result.answer == "bus"
+
+
+def test_describe_backend_reasks_an_open_question_answered_no(toolbox_with_llm, photo):
+    from hydra_vr.api import bind_toolbox
+
+    script = Script(describe=[ans("no"), ans("cat")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    Patch = bind_toolbox(toolbox_with_llm)
+    assert Patch(str(photo("chelsea"))).simple_query("Which animal is this?") == "cat"
+    retry = script.calls["describe"][1]
+    assert "the question is open" in retry[-1].content
+    # the question's answer type is stated, and the findings about what it names come first
+    first_user = script.calls["describe"][0][-1].content
+    assert "Expected answer: an open question" in first_user
+    # few-shot examples travel as earlier chat turns
+    assert sum(m.role == "assistant" for m in script.calls["describe"][0]) >= 3
+
+
+def test_describe_lists_the_named_object_first_with_its_own_colours(toolbox_with_llm, photo):
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from PIL import Image
+
+    d = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=None))
+    findings = d.describe(Image.open(photo("bus")).convert("RGB"), "What color is the bus?")
+    assert findings["relevant"] and findings["relevant"][0]["label"] == "bus"
+    assert findings["relevant"][0]["colors"]  # measured on the bus's own pixels
+    assert all(o["label"] != "bus" for o in findings["objects"])
