@@ -26,11 +26,17 @@ class ImageLoadError(ValueError):
 
 
 def load_image(source: Any) -> Image.Image:
-    """An RGB PIL image from a path, PIL image or HxWx3 uint8 array; EXIF rotation applied."""
+    """An RGB PIL image from a path, ``sample:NAME`` (a packaged photo), PIL image or HxWx3 uint8 array;
+    EXIF rotation applied."""
     if isinstance(source, Image.Image):
         img = source
     elif isinstance(source, (str, Path)):
-        path = Path(source)
+        from hydra_vr.assets import SampleImageError, resolve_image
+
+        try:
+            path = resolve_image(source)
+        except SampleImageError as exc:
+            raise ImageLoadError(str(exc)) from exc
         if not path.is_file():
             raise ImageLoadError(f"image file not found: {path}")
         try:
@@ -142,6 +148,12 @@ class ImagePatch:
     def _box(self) -> Box:
         return Box(self.x1, self.y1, self.x2, self.y2)
 
+    def _is_object(self) -> bool:
+        # Any patch smaller than the whole image is read as an object in its box: its colours come
+        # from the object's own pixels; the whole image is a scene and keeps every pixel.
+        w, h = self.original_image.size
+        return not (self.x1 <= 0 and self.y1 <= 0 and self.x2 >= w and self.y2 >= h)
+
     def _child(self, box: Box, label: str | None = None, score: float | None = None) -> ImagePatch:
         # Children share the original image and the bound toolbox (type(self)).
         child = type(self).__new__(type(self))
@@ -154,7 +166,8 @@ class ImagePatch:
     @classmethod
     def _tools(cls) -> VisionToolbox:
         if cls._toolbox is None:
-            raise RuntimeError("this ImagePatch class has no vision tools; use bind_toolbox(toolbox)")
+            raise RuntimeError("this ImagePatch class has no vision tools: use `ImagePatch = hydra_vr.load()` "
+                               "(the default profile) or bind_toolbox(toolbox)")
         return cls._toolbox
 
     def __repr__(self) -> str:
@@ -188,13 +201,13 @@ class ImagePatch:
     def verify_property(self, object_name: str, property: str) -> bool:
         """Return True if the ``object_name`` in this patch has ``property`` (a colour, material, state...).
 
-        Colours are measured from pixels. Use it on a patch that holds the object.
+        Colours are measured from the object's own pixels. Use it on a patch that holds the object.
         Example:
             >>> # is the bus red?
             >>> bus = image_patch.find("bus")[0]
             >>> answer = bool_to_yesno(bus.verify_property("bus", "red"))
         """
-        verdict, _ = self._tools().verify_property(self.cropped_image, object_name, property)
+        verdict, _ = self._tools().verify_property(self.cropped_image, object_name, property, self._is_object())
         return bool(verdict)
 
     def best_text_match(self, option_list: list[str]) -> str:
@@ -205,7 +218,7 @@ class ImagePatch:
             >>> car = image_patch.find("car")[0]
             >>> answer = car.best_text_match(["red", "blue"])
         """
-        return self._tools().best_text_match(self.cropped_image, list(option_list))
+        return self._tools().best_text_match(self.cropped_image, list(option_list), self._is_object())
 
     def simple_query(self, question: str) -> str:
         """Answer a simple question about this patch (what kind, what colour, what is written...).
