@@ -6,6 +6,7 @@ import pytest
 
 from hydra_vr.eval.metrics import (
     GroundingSummary,
+    any_answer_match,
     aokvqa_direct_answer,
     aokvqa_direct_answer_mean,
     aokvqa_multiple_choice,
@@ -116,6 +117,14 @@ def test_gqa_breakdown_splits_binary_and_open_by_structural_type() -> None:
 def test_gqa_breakdown_without_binary_questions_reports_none() -> None:
     b = gqa_breakdown([("a", "a", {"structural": "query", "semantic": "obj"})])
     assert b.binary is None and b.open == 1.0
+
+
+def test_any_answer_match_accepts_any_alternative_after_normalisation() -> None:
+    assert any_answer_match("two", ["2", "3"]) == 1.0  # VQA accuracy would give 1/6
+    assert vqa_accuracy("two", ["2", "3"]) == pytest.approx(1 / 6)
+    assert any_answer_match("The Dog.", ["cat", "dog"]) == 1.0
+    assert any_answer_match("dogs", ["cat", "dog"]) == 0.0
+    assert any_answer_match("dog", []) == 0.0
 
 
 def test_aokvqa_direct_answer_has_no_leave_one_out() -> None:

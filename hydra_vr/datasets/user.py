@@ -1,10 +1,14 @@
 """A simple format for users' own questions: JSON Lines or CSV, one sample per line/row.
 
-Columns: ``image`` (path, absolute or relative to the file's folder), ``question``, and optionally
-``id``, ``answer``, ``answers`` (a JSON list, or ``|``-separated), ``box`` (``x1,y1,x2,y2`` pixels,
+Columns: ``image`` (path, absolute or relative to the file's folder, or ``sample:NAME`` for a photo
+shipped with a package, see :mod:`hydra_vr.assets`), ``question``, and optionally ``id``,
+``answer``, ``answers`` (a JSON list, or ``|``-separated), ``box`` (``x1,y1,x2,y2`` pixels,
 top-left origin, or a JSON list), ``choices`` (list or ``|``-separated), ``correct_choice`` (index)
 and ``task`` (vqa / grounding). Without ``task``, a row with a box and no answer is a grounding
-sample, anything else a VQA sample. Other columns go to ``meta``.
+sample, anything else a VQA sample. Other columns (``category``, ...) go to ``meta``.
+
+``answers`` are alternatives the author accepts (``["2", "two"]``), not votes of ten annotators:
+the eval scores a prediction 1 when it matches any of them (see :mod:`hydra_vr.eval.scoring`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hydra_vr.datasets.base import DatasetError, MissingFileError, Sample, majority_answer
+from hydra_vr.assets import SampleImageError, resolve_image
+from hydra_vr.datasets.base import DatasetError, MissingFileError, Sample
 
 SUFFIXES = (".jsonl", ".csv")
 _KNOWN = {"id", "image", "question", "answer", "answers", "box", "choices", "correct_choice", "task"}
@@ -79,6 +84,18 @@ def _box(value: Any, where: str) -> tuple[float, float, float, float]:
     return (x1, y1, x2, y2)
 
 
+def _image(value: Any, folder: Path, where: str) -> Path:
+    """``sample:NAME`` -> the packaged photo; otherwise a path, relative ones to the file's folder."""
+    text = str(value)
+    if text.startswith("sample:"):
+        try:
+            return resolve_image(text)
+        except SampleImageError as e:
+            raise DatasetError(f"{where}: image {text!r}: {e}") from None
+    image = Path(text).expanduser()
+    return image if image.is_absolute() else folder / image
+
+
 def load_user(data_root: Path, split: str | None = None, limit: int | None = None) -> list[Sample]:
     """Load a user JSONL/CSV file (``data_root``), or ``{data_root}/{split}.jsonl|.csv``."""
     path = user_file(Path(data_root), split)
@@ -93,7 +110,8 @@ def load_user(data_root: Path, split: str | None = None, limit: int | None = Non
             if required not in row:
                 raise DatasetError(f"{where} is missing column {required!r}")
         answers = _str_list(row["answers"], where) if "answers" in row else []
-        answer = str(row["answer"]) if "answer" in row else majority_answer(answers)
+        # Alternatives, not votes: the first one listed is the main answer.
+        answer = str(row["answer"]) if "answer" in row else (answers[0] if answers else None)
         if answer is not None and not answers:
             answers = [answer]
         box = _box(row["box"], where) if "box" in row else None
@@ -110,11 +128,10 @@ def load_user(data_root: Path, split: str | None = None, limit: int | None = Non
                 raise DatasetError(message) from None
             if choices is None or not 0 <= correct < len(choices):
                 raise DatasetError(f"{where}: correct_choice {correct} does not index the choices")
-        image = Path(str(row["image"])).expanduser()
         samples.append(
             Sample(
                 id=str(row.get("id", f"{path.stem}-{len(samples)}")),
-                image_path=image if image.is_absolute() else path.parent / image,
+                image_path=_image(row["image"], path.parent, where),
                 query=str(row["question"]),
                 task=task,
                 answers=answers,

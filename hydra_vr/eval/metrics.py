@@ -128,6 +128,16 @@ def vqa_accuracy(prediction: str, answers: Sequence[str]) -> float:
     return total / len(refs)
 
 
+def any_answer_match(prediction: str, answers: Sequence[str]) -> float:
+    """1.0 when the normalised prediction equals any of the accepted ``answers``, else 0.0.
+
+    For users' own files, whose ``answers`` are alternatives one person accepts (``["2", "two"]``),
+    not the votes of ten annotators that :func:`vqa_accuracy` weighs. Normalisation as in VQA.
+    """
+    pred = normalize_answer(prediction)
+    return float(any(normalize_answer(a) == pred for a in answers))
+
+
 # --------------------------------------------------------------------------------------------
 # GQA
 # --------------------------------------------------------------------------------------------

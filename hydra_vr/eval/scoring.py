@@ -1,20 +1,22 @@
 """Score one prediction against a sample with its benchmark's official metric.
 
 The metric follows the dataset, not the sample's shape, so that a run is scored the way its
-benchmark is published: GQA exact match, OK-VQA VQA accuracy, A-OKVQA direct answer plus
-multiple choice, RefCOCO Acc@0.5 on IoU. Only the ``user`` format (anything goes) and unknown
-loaders fall back on the sample's shape.
+benchmark is published: GQA exact match, OK-VQA / VQAv2 VQA accuracy, A-OKVQA direct answer plus
+multiple choice, RefCOCO Acc@0.5 on IoU. Users' own files score a prediction 1 when it matches
+any accepted answer. Which dataset gets which metric is declared once, in :data:`METRIC_FAMILIES`;
+only loaders it does not know (registered by callers) fall back on the sample's shape (``auto``).
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from hydra_vr.datasets import Sample
 from hydra_vr.datasets.loading import canonical_name
 from hydra_vr.eval.metrics import (
+    any_answer_match,
     aokvqa_direct_answer,
     aokvqa_multiple_choice,
     box_iou,
@@ -25,16 +27,30 @@ from hydra_vr.eval.metrics import (
 )
 
 IOU_THRESHOLD = 0.5
-# dataset (canonical name) -> metric family; the RefCOCO family is matched by prefix.
-_FAMILIES = {"gqa": "gqa", "okvqa": "vqa", "aokvqa": "aokvqa", "easy-vqa": "exact"}
+GROUNDING_METRIC = "acc@0.5"
+
+# The one place that says how each dataset (canonical name) is scored:
+#   gqa       official GQA exact match on raw strings (normalised match reported beside it)
+#   vqa       official VQA accuracy over 10 annotators, leave-one-out
+#   aokvqa    official A-OKVQA direct answer (no leave-one-out) and multiple choice
+#   exact     exact match with the one answer (easy-VQA's generated questions)
+#   any       1 when the normalised prediction equals any accepted alternative (user files)
+#   grounding Acc@0.5 on IoU
+# Datasets that start with a key of METRIC_FAMILY_PREFIXES (refcoco, refcoco+, refcocog-umd, ...)
+# take its family; anything else is "auto" (decided per sample from its answers).
+METRIC_FAMILIES: dict[str, str] = {
+    "gqa": "gqa", "okvqa": "vqa", "vqav2": "vqa", "aokvqa": "aokvqa", "easy-vqa": "exact", "user": "any",
+}
+METRIC_FAMILY_PREFIXES: dict[str, str] = {"refcoco": "grounding"}
 
 
 def metric_family(dataset: str) -> str:
-    """``gqa``, ``vqa``, ``aokvqa``, ``grounding``, ``exact`` or ``auto`` (decide per sample)."""
+    """``gqa``, ``vqa``, ``aokvqa``, ``exact``, ``any``, ``grounding`` or ``auto`` (decide per sample)."""
     key = canonical_name(dataset)
-    if key.startswith("refcoco"):
-        return "grounding"
-    return _FAMILIES.get(key, "auto")
+    for prefix, family in METRIC_FAMILY_PREFIXES.items():
+        if key.startswith(prefix):
+            return family
+    return METRIC_FAMILIES.get(key, "auto")
 
 
 @dataclass
@@ -73,29 +89,8 @@ def _exact(answer: str, gt: str) -> Scores:
     return Scores("exact_match", exact, {"exact_match": exact, "normalized_match": gqa_normalized_match(answer, gt)})
 
 
-def _open_answer(sample: Sample, answer: str, family: str) -> Scores:
-    if family == "gqa":
-        if sample.answer is None:
-            return Scores("exact_match", None)
-        return _exact(answer, sample.answer)
-    if family == "aokvqa":
-        scores: dict[str, float] = {}
-        choice = None
-        if sample.answers:
-            scores["direct_answer"] = aokvqa_direct_answer(answer, sample.answers)
-        if sample.choices:
-            choice = choose_option(answer, sample.choices)
-            if sample.correct_choice is not None:
-                scores["multiple_choice"] = aokvqa_multiple_choice(choice, sample.choices, sample.correct_choice)
-        return Scores("direct_answer", scores.get("direct_answer"), scores, choice)
-    # vqa (OK-VQA), exact (easy-VQA) and auto: by the number of reference answers.
-    if len(sample.answers) >= 2 and family in ("vqa", "auto"):
-        result = Scores("vqa_accuracy", None)
-        result.score = result.scores["vqa_accuracy"] = vqa_accuracy(answer, sample.answers)
-    elif sample.answer is not None:
-        result = _exact(answer, sample.answer)
-    else:
-        result = Scores("vqa_accuracy" if family == "vqa" else "exact_match", None)
+def _with_choice(sample: Sample, answer: str, result: Scores) -> Scores:
+    """Add the multiple-choice mapping (and its score when the correct choice is known)."""
     if sample.choices:
         result.choice = choose_option(answer, sample.choices)
         if sample.correct_choice is not None:
@@ -103,13 +98,63 @@ def _open_answer(sample: Sample, answer: str, family: str) -> Scores:
     return result
 
 
+def _score_gqa(sample: Sample, answer: str) -> Scores:
+    return Scores("exact_match", None) if sample.answer is None else _exact(answer, sample.answer)
+
+
+def _score_aokvqa(sample: Sample, answer: str) -> Scores:
+    scores: dict[str, float] = {}
+    choice = None
+    if sample.answers:
+        scores["direct_answer"] = aokvqa_direct_answer(answer, sample.answers)
+    if sample.choices:
+        choice = choose_option(answer, sample.choices)
+        if sample.correct_choice is not None:
+            scores["multiple_choice"] = aokvqa_multiple_choice(choice, sample.choices, sample.correct_choice)
+    return Scores("direct_answer", scores.get("direct_answer"), scores, choice)
+
+
+def _by_answer_count(sample: Sample, answer: str, no_gt_metric: str) -> Scores:
+    """VQA accuracy with several annotators' answers, exact match with one."""
+    if len(sample.answers) >= 2:
+        score = vqa_accuracy(answer, sample.answers)
+        return _with_choice(sample, answer, Scores("vqa_accuracy", score, {"vqa_accuracy": score}))
+    if sample.answer is not None:
+        return _with_choice(sample, answer, _exact(answer, sample.answer))
+    return _with_choice(sample, answer, Scores(no_gt_metric, None))
+
+
+def _score_exact(sample: Sample, answer: str) -> Scores:
+    result = _exact(answer, sample.answer) if sample.answer is not None else Scores("exact_match", None)
+    return _with_choice(sample, answer, result)
+
+
+def _score_any(sample: Sample, answer: str) -> Scores:
+    accepted = [*sample.answers, *([sample.answer] if sample.answer is not None else [])]
+    if not accepted:
+        return _with_choice(sample, answer, Scores("answer_match", None))
+    score = any_answer_match(answer, accepted)
+    return _with_choice(sample, answer, Scores("answer_match", score, {"answer_match": score}))
+
+
+# metric family -> scorer of an open (VQA) answer; grounding is scored on boxes in score_sample.
+_VQA_SCORERS: dict[str, Callable[[Sample, str], Scores]] = {
+    "gqa": _score_gqa,
+    "vqa": lambda sample, answer: _by_answer_count(sample, answer, "vqa_accuracy"),
+    "aokvqa": _score_aokvqa,
+    "exact": _score_exact,
+    "any": _score_any,
+    "auto": lambda sample, answer: _by_answer_count(sample, answer, "exact_match"),
+}
+
+
 def score_sample(sample: Sample, answer: str | None, boxes: Sequence[Sequence[float]], dataset: str) -> Scores:
     """Score the loop's ``answer`` (VQA) or first box (grounding) for ``sample`` of ``dataset``."""
     family = metric_family(dataset)
     if sample.task == "grounding" or family == "grounding":
         if sample.box is None:
-            return Scores("acc@0.5", None)
+            return Scores(GROUNDING_METRIC, None)
         iou = box_iou(boxes[0], sample.box) if boxes else 0.0
         hit = float(iou >= IOU_THRESHOLD)
-        return Scores("acc@0.5", hit, {"acc@0.5": hit, "iou": iou})
-    return _open_answer(sample, answer or "", family)
+        return Scores(GROUNDING_METRIC, hit, {GROUNDING_METRIC: hit, "iou": iou})
+    return _VQA_SCORERS[family](sample, answer or "")
