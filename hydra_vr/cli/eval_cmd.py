@@ -53,7 +53,7 @@ def eval_command(
     controller: Path = typer.Option(None, "--controller", help=CONTROLLER_HELP),
     examples: str = typer.Option(None, "--examples", help="Few-shot example set (vqa, okvqa, grounding); default by dataset."),
     options: list[str] = typer.Option(None, "--option", help="Dataset loader option name=value, e.g. coco_root=/data/coco, version=all, split_by=google (repeatable)."),
-    report_only: bool = typer.Option(False, "--report-only", help="Rebuild the report and prediction files from RUN_DIR/results.jsonl; run nothing."),
+    report_only: bool = typer.Option(False, "--report-only", help="Re-score RUN_DIR/results.jsonl with the current scorer and rebuild the report and prediction files; run nothing."),
     force: bool = typer.Option(False, "--force", help="Resume even though RUN_DIR was started with other settings."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Also redo samples whose evaluation raised (crashed records)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar with ETA and the running score."),
@@ -77,9 +77,17 @@ def eval_command(
     from hydra_vr.scale import ClusterError
 
     if report_only:
+        from hydra_vr.eval.rescore import rescore_run
+
         if not (out / RESULTS).is_file():
             fail(f"{out / RESULTS} does not exist: nothing to report")
-        _print_summary(write_report(out), out)
+        try:
+            rescored = rescore_run(out)  # stored predictions, current scorer
+        except RunDirError as exc:
+            fail(str(exc))
+        if rescored.changed:
+            typer.echo(f"re-scored {rescored.changed} record(s) with the current scorer")
+        _print_summary(write_report(out, rescored.records), out)
         return
     if not dataset:
         fail("--dataset is required (unless --report-only)")
