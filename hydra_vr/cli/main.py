@@ -7,6 +7,7 @@ import logging
 import typer
 
 from hydra_vr.cli.ask_cmd import ask, ground
+from hydra_vr.cli.compare_cmd import COMPARE_HELP, compare_command
 from hydra_vr.cli.eval_cmd import EVAL_HELP, eval_command
 from hydra_vr.cli.record_cmd import RECORD_HELP, record_command
 from hydra_vr.cli.tools_cmd import tools
@@ -24,6 +25,7 @@ app.command("ask", help="Answer a question about an image with the reasoning loo
 app.command("ground", help="Ground a referring expression to a box with the reasoning loop.")(ground)
 app.command("tools", help="Run vision tools on one image: find objects, read text, classify, colours, depth, VQA.")(tools)
 app.command("eval", help=EVAL_HELP)(eval_command)
+app.command("compare", help=COMPARE_HELP)(compare_command)
 app.command("record", help=RECORD_HELP)(record_command)
 app.command("train-controller", help=TRAIN_HELP)(train_command)
 
