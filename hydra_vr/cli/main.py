@@ -10,6 +10,7 @@ from hydra_vr.cli.ask_cmd import ask, ground
 from hydra_vr.cli.compare_cmd import COMPARE_HELP, compare_command
 from hydra_vr.cli.eval_cmd import EVAL_HELP, eval_command
 from hydra_vr.cli.record_cmd import RECORD_HELP, record_command
+from hydra_vr.cli.serve_cmd import SERVE_HELP, serve_command
 from hydra_vr.cli.tools_cmd import tools
 from hydra_vr.cli.train_cmd import TRAIN_HELP, train_command
 
@@ -28,6 +29,7 @@ app.command("eval", help=EVAL_HELP)(eval_command)
 app.command("compare", help=COMPARE_HELP)(compare_command)
 app.command("record", help=RECORD_HELP)(record_command)
 app.command("train-controller", help=TRAIN_HELP)(train_command)
+app.command("serve", help=SERVE_HELP)(serve_command)
 
 
 @app.callback()
