@@ -29,7 +29,13 @@ $PYTHON -m pip install --quiet --upgrade pip setuptools wheel
 bash scripts/install_llm.sh "$MODELS"
 
 if [[ "$DEV" == 1 ]]; then
-  $PYTHON -m pip install -e ".[dev]"
+  $PYTHON -m pip install -e ".[dev,serve]"
+  # The serve page's browser test: playwright drives Debian's chromium (playwright cannot download
+  # its own browser build here, so the test launches /usr/bin/chromium through executable_path).
+  $PYTHON -m pip install "playwright==1.65.2"
+  if [[ ! -x /usr/bin/chromium ]] && command -v apt-get >/dev/null; then
+    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+  fi
   # The tests use real photos: fetch the ultralytics assets (bus.jpg, zidane.jpg) once.
   $PYTHON -c "from hydra_vr.assets import sample_image; [sample_image(n) for n in ('bus', 'zidane')]"
 else

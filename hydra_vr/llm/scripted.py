@@ -32,13 +32,16 @@ class ScriptedCall:
 class ScriptedChat:
     """Returns queued ``responses`` in order; ``rules`` (regex on the last user message, reply) win first.
 
+    A rule may carry a third item, a regex the system prompt must also match: the loop's roles share
+    user-message templates and differ by system prompt, so a config-only script (a server started
+    from a YAML file) can still answer the planner and the summarizer differently.
     A rule's reply may be a callable taking the ``re.Match``; ``rule`` may be any callable taking the
     message list and returning text, or None to fall through to the queue. Every call is recorded in
     ``calls``. Running out of replies raises :class:`LLMError` naming the unanswered message.
     """
 
     responses: list[Reply] = field(default_factory=list)
-    rules: list[tuple[str, Reply]] = field(default_factory=list)
+    rules: list[tuple[str, Reply] | tuple[str, Reply, str]] = field(default_factory=list)
     rule: Callable[[list[ChatMessage]], str | None] | None = None
     name: str = "scripted"
     calls: list[ScriptedCall] = field(default_factory=list, repr=False)
@@ -46,7 +49,8 @@ class ScriptedChat:
     def __post_init__(self) -> None:
         self._queue: deque[Reply] = deque(self.responses)
         # Config files give rules as [regex, reply] lists; compile once.
-        self._rules = [(re.compile(pattern, re.S), reply) for pattern, reply in (tuple(r) for r in self.rules)]
+        self._rules = [(re.compile(r[0], re.S), r[1], re.compile(r[2], re.S) if len(r) > 2 and r[2] else None)
+                       for r in (tuple(rule) for rule in self.rules)]
 
     def push(self, *replies: Reply) -> None:
         """Queue more replies."""
@@ -60,9 +64,10 @@ class ScriptedChat:
         return {"backend": "scripted", "name": self.name, "id": id(self)}
 
     def _reply(self, messages: list[ChatMessage], last_user: str) -> str:
-        for pattern, reply in self._rules:
+        system = next((m.content for m in messages if m.role == "system"), "")
+        for pattern, reply, system_pattern in self._rules:
             match = pattern.search(last_user)
-            if match:
+            if match and (system_pattern is None or system_pattern.search(system)):
                 return reply(match) if callable(reply) else reply
         if self.rule is not None:
             text = self.rule(messages)
@@ -108,5 +113,7 @@ def scripted_from_options(
     rules: Iterable[Sequence[Any]] = (),
     name: str = "scripted",
 ) -> ScriptedChat:
-    """Factory used by the registry (``backend: scripted``, options ``responses`` / ``rules``)."""
-    return ScriptedChat(responses=list(responses), rules=[(str(r[0]), r[1]) for r in rules], name=name)
+    """Factory used by the registry (``backend: scripted``, options ``responses`` / ``rules``; a rule is
+    ``[user_regex, reply]`` or ``[user_regex, reply, system_regex]``)."""
+    return ScriptedChat(responses=list(responses), rules=[(str(r[0]), r[1], *([str(r[2])] if len(r) > 2 else [])) for r in rules],
+                        name=name)

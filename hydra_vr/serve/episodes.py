@@ -1,0 +1,80 @@
+"""One worker's episodes: its own agent (models, sandbox child), a loop variant per mode, step events.
+
+The agent calls its observer once per finished loop step; those become ``step`` events while the
+episode runs. Steps the loop records without an observer call (ViperGPT's single program, a
+planner answering from memory) are published when the episode returns, so a stream always gets
+one ``step`` event per trace step, in order, before the ``result``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from hydra_vr.serve.jobs import Job
+
+log = logging.getLogger(__name__)
+
+AgentFactory = Callable[[], Any]
+
+
+def step_event(index: int, step: Any) -> dict[str, Any]:
+    """A trace step as event data; dataclasses become dicts, anything else is passed as it is."""
+    data = dataclasses.asdict(step) if dataclasses.is_dataclass(step) else dict(step)
+    return {"index": index, "step": data}
+
+
+def agent_with_mode(agent: Any, mode: str) -> Any:
+    """A loop that shares ``agent``'s models, sandbox and controller but runs in ``mode``.
+
+    A separate object rather than a mutated config: the agent caches its roles per task, and
+    their number of options depends on the mode.
+    """
+    from hydra_vr.agent.loop import HydraAgent
+
+    return HydraAgent(agent.config.model_copy(update={"mode": mode}), agent.llm, agent.toolbox, agent.runner,
+                      controller=agent.controller, example_set=agent.example_set)
+
+
+class EpisodeWorker:
+    """Runs jobs one at a time on its own agent (built once, when the worker starts)."""
+
+    def __init__(self, agent_factory: AgentFactory) -> None:
+        self.base = agent_factory()
+        self._variants: dict[str, Any] = {}
+
+    def agent_for(self, mode: str | None) -> Any:
+        if mode is None or mode == getattr(getattr(self.base, "config", None), "mode", mode):
+            return self.base
+        if mode not in self._variants:
+            self._variants[mode] = agent_with_mode(self.base, mode)
+        return self._variants[mode]
+
+    def __call__(self, job: Job) -> dict[str, Any]:
+        request = job.request
+        agent = self.agent_for(request.mode)
+        published = 0
+
+        def observe(state: Any, options: Any, choice: int, trace: Any) -> None:
+            nonlocal published
+            job.publish("step", step_event(published, trace))
+            published += 1
+
+        agent.observer = observe
+        try:
+            result = agent.run(str(request.image_path), request.query, task=request.task)
+        finally:
+            agent.observer = None
+        for index, step in enumerate(result.steps[published:], start=published):
+            job.publish("step", step_event(index, step))
+        data = result.to_dict()
+        data["image"] = request.image_label  # the server's file path is nobody's business
+        data["strategy"] = request.strategy
+        return data
+
+    def close(self) -> None:
+        close = getattr(getattr(self.base, "runner", None), "close", None)
+        if close is not None:
+            close()
