@@ -232,11 +232,15 @@ def summary_row(report: dict[str, Any]) -> list[Any]:
             report["main_metric"], report["score"], cost["mean_steps"], cost["median_seconds"], cost["mean_tokens"]]
 
 
+def _rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
 def _task_sections(report: dict[str, Any]) -> list[str]:
     """VQA metrics over VQA rows and grounding metrics over grounding rows, each under its own title."""
     lines: list[str] = []
     if report.get("vqa"):
-        lines += [f"## VQA ({report['vqa']['n']} rows, x100)", ""]
+        lines += [f"## VQA ({_rows(report['vqa']['n'])}, x100)", ""]
         lines += markdown_table(("metric", "value", "n"), [[name, m["score"], m["n"]] for name, m in report["metrics"].items()])
     fit = report.get("answer_fit")
     if fit:
@@ -245,7 +249,7 @@ def _task_sections(report: dict[str, Any]) -> list[str]:
                         [[k, g["n"], g["misfit"], g["share"]] for k, g in fit["by_kind"].items()])
     grounding = report.get("grounding")
     if grounding:
-        lines += [f"## Grounding ({grounding['n']} rows, x100)", ""]
+        lines += [f"## Grounding ({_rows(grounding['n'])}, x100)", ""]
         lines += markdown_table(("metric", "value"), [[k, v] for k, v in grounding.items() if k != "n"])
     return lines
 
