@@ -47,8 +47,8 @@ class FakeToolbox:
         self.calls.append(("classify", image.size, top_k))
         return [LabelScore("mug", 0.7)][:top_k]
 
-    def colors(self, image: Image.Image, top_k: int = 3) -> list[ColorShare]:
-        self.calls.append(("colors", image.size, top_k))
+    def colors(self, image: Image.Image, top_k: int = 3, foreground: bool = False) -> list[ColorShare]:
+        self.calls.append(("colors", image.size, top_k, foreground))
         return [ColorShare("red", 1.0, (255, 0, 0))][:top_k]
 
     def depth(self, original: Image.Image, box: Box) -> float:
@@ -59,12 +59,12 @@ class FakeToolbox:
         self.calls.append(("simple_query", image.size, question))
         return Answer(f"{question} -> {image.size[0]}x{image.size[1]} mean {_mean(image)}", "fake")
 
-    def verify_property(self, image: Image.Image, name: str, prop: str) -> tuple[bool, str]:
-        self.calls.append(("verify_property", image.size, name, prop))
+    def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False) -> tuple[bool, str]:
+        self.calls.append(("verify_property", image.size, name, prop, foreground))
         return prop == "red", "fake evidence"
 
-    def best_text_match(self, image: Image.Image, options: list[str]) -> str:
-        self.calls.append(("best_text_match", image.size, options))
+    def best_text_match(self, image: Image.Image, options: list[str], foreground: bool = False) -> str:
+        self.calls.append(("best_text_match", image.size, options, foreground))
         return options[-1]
 
     def best_image_match(self, images: list[Image.Image], text: str) -> int:
@@ -166,6 +166,9 @@ def test_whole_api_through_the_proxy_matches_direct_calls(fresh: Sandbox, fake: 
     # The parent's toolbox saw the same crops (sizes) and arguments as a direct run would send.
     assert sandbox_calls == fake.calls
     assert res.tool_calls == len(sandbox_calls) == 16
+    # A detected object's colours are read from its foreground: the flag crosses the wire.
+    assert ("verify_property", (96, 80), "cup", "red", True) in sandbox_calls
+    assert ("best_text_match", (96, 80), ["green", "red"], True) in sandbox_calls
     # Spot checks of the values themselves.
     answer = res.final_answer
     assert answer[0]["type"] == "ImagePatch" and answer[0]["box"] == [120.0, 16.0, 216.0, 96.0]

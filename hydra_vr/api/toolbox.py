@@ -170,9 +170,13 @@ class VisionToolbox:
         self._record("classify", {"top_k": top_k}, labels, t0)
         return labels
 
-    def colors(self, image: Image.Image, top_k: int = 3) -> list[ColorShare]:
-        """Named colours from pixels (no model): the patch centre weighs more than its border."""
-        return color_ops.dominant_colors(image, top_k=top_k)
+    def colors(self, image: Image.Image, top_k: int = 3, foreground: bool = False) -> list[ColorShare]:
+        """Named colours from pixels (no model).
+
+        ``foreground=True`` for an object's box crop: only the object's pixels (GrabCut mask) count;
+        otherwise (a scene) the patch centre weighs more than its border.
+        """
+        return color_ops.dominant_colors(image, top_k=top_k, foreground=foreground)
 
     def depth(self, original: Image.Image, box: Box) -> float:
         """Median relative depth of ``box`` in ``original`` (larger = farther)."""
@@ -203,12 +207,15 @@ class VisionToolbox:
         self._record("simple_query", {"question": question}, ans, t0)
         return ans
 
-    def verify_property(self, image: Image.Image, name: str, prop: str) -> tuple[bool, str]:
-        """Whether the ``name`` in ``image`` has ``prop``; returns (verdict, evidence)."""
+    def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False) -> tuple[bool, str]:
+        """Whether the ``name`` in ``image`` has ``prop``; returns (verdict, evidence).
+
+        ``foreground``: ``image`` is an object's box crop, so colours count the object's pixels only.
+        """
         t0 = time.perf_counter()
         if color_ops.is_color_name(prop):
             # Colours are measured from pixels rather than guessed by a model.
-            verdict, evidence = color_ops.has_color(image, prop)
+            verdict, evidence = color_ops.has_color(image, prop, foreground=foreground)
         elif self.has("matcher"):
             scores = self.backend("matcher").match([image], [f"a photo of a {prop} {name}", f"a photo of a {name}"])[0]
             verdict, evidence = bool(scores[0] > scores[1]), f"matcher scores {scores[0]:.3f} vs {scores[1]:.3f}"
@@ -218,15 +225,19 @@ class VisionToolbox:
         self._record("verify_property", {"name": name, "property": prop}, verdict, t0, evidence=evidence)
         return verdict, evidence
 
-    def best_text_match(self, image: Image.Image, options: Sequence[str]) -> str:
+    def best_text_match(self, image: Image.Image, options: Sequence[str], foreground: bool = False) -> str:
+        """The option that best describes ``image``; ``foreground`` as in :meth:`verify_property`."""
         options = [o for o in options if isinstance(o, str) and o.strip()]
         if not options:
             raise ValueError("best_text_match() needs at least one non-empty option")
         t0 = time.perf_counter()
+        meta: dict[str, Any] = {}
         if len(options) == 1:
             best = options[0]
         elif all(color_ops.is_color_name(o) for o in options):
-            best = color_ops.best_color_match(image, options)
+            reading = color_ops.read_colors(image, foreground=foreground)
+            best = color_ops.match_color(reading, options)
+            meta["evidence"] = color_ops.evidence(reading)
         elif self.has("matcher"):
             scores = self.backend("matcher").match([image], list(options))[0]
             best = options[int(np.argmax(scores))]
@@ -234,7 +245,7 @@ class VisionToolbox:
             listed = ", ".join(options)
             ans = self.backend("vqa").answer(image, f"Which of these best describes the image: {listed}? Answer with one of them.")
             best = _closest_option(ans.text, options)
-        self._record("best_text_match", {"options": list(options)}, best, t0)
+        self._record("best_text_match", {"options": list(options)}, best, t0, **meta)
         return best
 
     def best_image_match(self, images: Sequence[Image.Image], text: str) -> int:

@@ -75,7 +75,9 @@ def textualize_call(call: ToolCallRecord) -> str | None:
     if call.tool == "llm_query":
         return TEMPLATES["llm_query"].format(question=a["question"], answer=str(r)[:200])
     if call.tool == "best_text_match":
-        return TEMPLATES["best_text_match"].format(options=a["options"], best=r)
+        line = TEMPLATES["best_text_match"].format(options=a["options"], best=r)
+        # Colour matches carry which pixels were counted (object mask or centre-weighted patch).
+        return f"{line} ({call.meta['evidence']})" if call.meta.get("evidence") else line
     if call.tool == "caption":
         return TEMPLATES["caption"].format(text=r)
     if call.tool == "read_text":

@@ -65,8 +65,8 @@ class ProxyToolbox:
     def classify(self, image: Image.Image, top_k: int = 5) -> Any:
         return self._call("classify", image, top_k)
 
-    def colors(self, image: Image.Image, top_k: int = 3) -> Any:
-        return self._call("colors", image, top_k)
+    def colors(self, image: Image.Image, top_k: int = 3, foreground: bool = False) -> Any:
+        return self._call("colors", image, top_k, foreground)
 
     def depth(self, original: Image.Image, box: Box) -> Any:
         return self._call("depth", original, box)
@@ -74,11 +74,11 @@ class ProxyToolbox:
     def simple_query(self, image: Image.Image, question: str) -> Any:
         return self._call("simple_query", image, question)
 
-    def verify_property(self, image: Image.Image, name: str, prop: str) -> Any:
-        return self._call("verify_property", image, name, prop)
+    def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False) -> Any:
+        return self._call("verify_property", image, name, prop, foreground)
 
-    def best_text_match(self, image: Image.Image, options: list[str]) -> Any:
-        return self._call("best_text_match", image, options)
+    def best_text_match(self, image: Image.Image, options: list[str], foreground: bool = False) -> Any:
+        return self._call("best_text_match", image, options, foreground)
 
     def best_image_match(self, images: list[Image.Image], text: str) -> Any:
         return self._call("best_image_match", images, text)

@@ -1,0 +1,111 @@
+"""Object colours come from the object inside its box, not from the background the box also holds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from hydra_vr.api import colors as color_ops
+from hydra_vr.api.types import ToolCallRecord
+from hydra_vr.memory.textualizer import textualize_call
+
+BLUE, RED = (30, 60, 200), (210, 30, 30)
+
+
+def _red_square_on_blue() -> Image.Image:
+    # A 300x200 blue picture with a red 40x40 square: a loose box around the square is mostly blue.
+    img = Image.new("RGB", (300, 200), BLUE)
+    ImageDraw.Draw(img).rectangle((130, 80, 169, 119), fill=RED)
+    return img
+
+
+def test_red_square_on_a_large_blue_background_reads_red() -> None:
+    box_crop = _red_square_on_blue().crop((90, 40, 210, 160))  # the square covers 11% of this box
+    whole = color_ops.read_colors(box_crop)
+    fg = color_ops.read_colors(box_crop, foreground=True)
+    assert whole.top() == "blue"  # the old reading: the box's background wins
+    assert fg.source == color_ops.FOREGROUND and fg.top() == "red"
+    assert fg.histogram["red"] > 0.75 and whole.histogram["red"] < 0.3  # mask edges hold some blue
+    assert 0.08 < fg.mask_share < 0.2  # about the square's 11% of the box
+    assert color_ops.has_color(box_crop, "red", foreground=True)[0]
+    assert not color_ops.has_color(box_crop, "blue", foreground=True)[0]
+    assert color_ops.best_color_match(box_crop, ["blue", "red"], foreground=True) == "red"
+    assert [c.name for c in color_ops.dominant_colors(box_crop, top_k=1, foreground=True)] == ["red"]
+
+
+def test_degenerate_masks_fall_back_to_centre_weighting_and_say_so() -> None:
+    flat = Image.new("RGB", (80, 60), RED)  # nothing to tell apart from the border
+    reading = color_ops.read_colors(flat, foreground=True)
+    assert reading.source == color_ops.CENTER and reading.top() == "red"
+    assert "degenerate" in reading.note and reading.mask_share == 0.0
+    thin = Image.new("RGB", (200, 6), RED)
+    assert "too thin" in color_ops.read_colors(thin, foreground=True).note
+    # A scene is not segmented at all.
+    scene = color_ops.read_colors(_red_square_on_blue())
+    assert scene.source == color_ops.CENTER and scene.mask_share is None
+    assert "centre-weighted" in color_ops.evidence(scene)
+
+
+def test_patch_colour_calls_use_the_foreground_for_objects_only(Patch, embedded_toolbox) -> None:
+    scene = Patch(_red_square_on_blue())
+    square = scene.crop(90, 40, 210, 160)
+    embedded_toolbox.drain_calls()
+    assert square.verify_property("square", "red") and not square.verify_property("square", "blue")
+    assert square.best_text_match(["blue", "red"]) == "red"
+    # The whole image is a scene: its colours are every pixel's, so it is blue.
+    assert scene.best_text_match(["blue", "red"]) == "blue"
+    calls = embedded_toolbox.drain_calls()
+    evidence = [c.meta["evidence"] for c in calls]
+    assert all("object mask" in e for e in evidence[:3]) and "centre-weighted" in evidence[3]
+    line = textualize_call(calls[2])
+    assert line.startswith("best_text_match(['blue', 'red']): 'red' (pixel colours of the object mask")
+
+
+def test_textualizer_keeps_plain_best_text_match_lines() -> None:
+    call = ToolCallRecord("best_text_match", {"options": ["a cat", "a dog"]}, "a cat", 1.0)
+    assert textualize_call(call) == "best_text_match(['a cat', 'a dog']): 'a cat'"
+
+
+def _readings(patch) -> tuple[color_ops.ColorReading, color_ops.ColorReading]:
+    crop = patch.cropped_image
+    return color_ops.read_colors(crop), color_ops.read_colors(crop, foreground=True)
+
+
+# (photo, what to find, which detection, its colour as a person sees it in the photo)
+REAL_OBJECTS = [
+    ("bus", "bus", 0, "blue"),  # blue city bus; the box also holds the street, buildings, people
+    ("bus", "person", 1, "black"),  # man in a black jacket, the blue bus behind him
+    ("bus", "person", 2, "black"),  # man in a black coat and sunglasses
+    ("zidane", "person", 0, "black"),  # dark suit in front of a red, blurred crowd
+    ("zidane", "person", 1, "black"),  # dark suit
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("photo_name,query,index,colour", REAL_OBJECTS)
+def test_real_objects_foreground_raises_their_colour_share(Patch, photo, photo_name, query, index, colour) -> None:
+    obj = Patch(str(photo(photo_name))).find(query)[index]
+    whole, fg = _readings(obj)
+    assert fg.source == color_ops.FOREGROUND, fg.note
+    assert fg.histogram[colour] > whole.histogram[colour] + 0.05
+    assert fg.top() == colour
+    assert obj.verify_property(query, colour)
+    assert obj.best_text_match(["red", "blue", "black", "white", "green"]) == colour
+
+
+@pytest.mark.slow
+def test_real_objects_whose_colour_does_not_separate_stay_right(Patch, photo) -> None:
+    # The tabby cat fills its box: orange-brown either way, read over its own pixels.
+    cat = Patch(str(photo("chelsea"))).find("cat")[0]
+    whole, fg = _readings(cat)
+    assert fg.source == color_ops.FOREGROUND and fg.top() in ("orange", "brown") and whole.top() in ("orange", "brown")
+    assert fg.histogram["orange"] + fg.histogram["brown"] > whole.histogram["orange"] + whole.histogram["brown"]
+    # The red motorcycle: its chrome engine and black tyres keep red from being the top colour,
+    # but red is still a fifth of its pixels, so "is it red?" is yes and "is it blue?" no.
+    bike = Patch(str(photo("motorcycle"))).find("motorcycle")[0]
+    assert bike.verify_property("motorcycle", "red") and not bike.verify_property("motorcycle", "blue")
+    assert bike.best_text_match(["red", "blue", "green"]) == "red"
+    # A person's box on the bus photo: not blue, although the blue bus fills its background.
+    man = Patch(str(photo("bus"))).find("person")[2]
+    assert man.best_text_match(["blue", "black"]) == "black"
