@@ -82,6 +82,15 @@ def _gqa_sections(records: Sequence[Record]) -> dict[str, Any]:
     }
 
 
+def _vqa_types(records: Sequence[Record]) -> dict[str, Any]:
+    return {"question_type": _groups(records, lambda r: r.get("meta", {}).get("question_type")),
+            "answer_type": _groups(records, lambda r: r.get("meta", {}).get("answer_type"))}
+
+
+# metric family (scoring.METRIC_FAMILIES) -> its benchmark's own breakdowns of the VQA rows.
+_FAMILY_BREAKDOWNS: dict[str, Callable[[Sequence[Record]], dict[str, Any]]] = {"gqa": _gqa_sections, "vqa": _vqa_types}
+
+
 def _grounding(records: Sequence[Record]) -> dict[str, Any]:
     """Acc@0.5, mean IoU and failure rate over grounding rows (a VQA row's box is not a target)."""
     pairs = [((r.get("boxes") or [None])[0], r["gt"]["box"]) for r in records
@@ -172,13 +181,8 @@ def build_report(records: Sequence[Record], run: dict[str, Any] | None = None) -
     # The headline: VQA's main metric when there are VQA rows, else grounding's Acc@0.5.
     main_metric, score = (vqa["metric"], vqa["score"]) if vqa else (
         (GROUNDING_METRIC, grounding[GROUNDING_METRIC]) if grounding else (None, None))
-    breakdowns: dict[str, Any] = {}
     family = metric_family(dataset) if dataset else "auto"
-    if family == "gqa":
-        breakdowns.update(_gqa_sections(vqa_records))
-    elif family == "vqa":
-        breakdowns["question_type"] = _groups(vqa_records, lambda r: r.get("meta", {}).get("question_type"))
-        breakdowns["answer_type"] = _groups(vqa_records, lambda r: r.get("meta", {}).get("answer_type"))
+    breakdowns: dict[str, Any] = _FAMILY_BREAKDOWNS.get(family, lambda _records: {})(vqa_records)
     if any(_category(r) is not None for r in records):
         # Each row's own main score: its VQA metric, or its Acc@0.5 hit for a grounding row.
         breakdowns["category"] = _groups(records, _category)
