@@ -104,6 +104,8 @@ def eval_command(
         fail(str(exc))
     except TypeError as exc:  # an --option the loader does not take
         fail(f"dataset {dataset!r}: {exc}")
+    if not samples:  # an empty file or --limit 0: say so instead of writing an empty report
+        fail(f"dataset {dataset!r} selects no samples (an empty file, or --limit 0): nothing to evaluate")
     if missing:
         typer.secho(f"warning: {len(missing)} image file(s) missing (e.g. {missing[0]}): those samples will be errors",
                     fg=typer.colors.YELLOW, err=True)
