@@ -57,3 +57,27 @@ def scripted_serve_config(path: Path, **agent: object) -> Path:
             "llm": {"backend": "scripted", "options": {"rules": RULES}}}
     path.write_text(yaml.safe_dump(data))
     return path
+
+
+# A small eval run for the runs browser: the same script on the bus photo, one right answer, one
+# grounding sample with its ground-truth box, one wrong answer (the script counts people only).
+EVAL_ROWS = [
+    {"id": "count", "image": "sample:bus", "question": "How many people are in the picture?", "answers": ["4", "four"]},
+    {"id": "bus-box", "image": "sample:bus", "question": "the bus", "box": [17, 230, 800, 740], "task": "grounding"},
+    {"id": "wrong", "image": "sample:bus", "question": "How many people wear hats?", "answers": ["0", "none"]},
+]
+
+
+def make_eval_run(run_dir: Path, config: Path) -> Path:
+    """Run ``hydra-vr eval`` on :data:`EVAL_ROWS` into ``run_dir`` with the scripted config."""
+    from typer.testing import CliRunner
+
+    from hydra_vr.cli.main import app
+
+    data = run_dir.parent / f"{run_dir.name}-data"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in EVAL_ROWS))
+    result = CliRunner().invoke(app, ["eval", "--dataset", "user", "--data-root", str(data), "--out", str(run_dir),
+                                      "--config", str(config), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    return run_dir

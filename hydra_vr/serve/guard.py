@@ -13,6 +13,8 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from hydra_vr.serve.images import human_size
+
 # Paths anyone may fetch: the page shell and its files hold no data, and the API description none either.
 PUBLIC_PATHS = ("/", "/favicon.ico", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/redoc")
 PUBLIC_PREFIXES = ("/static/",)
@@ -63,8 +65,8 @@ class GuardMiddleware:
                 except ValueError:
                     return _error(400, "the Content-Length header is not a number")
                 if length > self.max_body:
-                    return _error(413, f"the request is {length / 2**20:.1f} MB; uploads are limited to "
-                                       f"{(self.max_body - FORM_OVERHEAD) / 2**20:.1f} MB")
+                    return _error(413, f"the request is {human_size(length)}; uploads are limited to "
+                                       f"{human_size(self.max_body - FORM_OVERHEAD)}")
         return None
 
 

@@ -17,6 +17,11 @@ from hydra_vr.assets import SampleImageError, sample_image, sample_names
 FORMAT_SUFFIX = {"JPEG": ".jpg", "PNG": ".png", "GIF": ".gif", "BMP": ".bmp", "WEBP": ".webp", "TIFF": ".tif"}
 
 
+def human_size(n: float) -> str:
+    """``512 KB``, ``20 MB``: sizes in messages people read."""
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{max(1, round(n / 1024))} KB"
+
+
 class ImageRejected(ValueError):
     """An upload that is not accepted; ``status`` is the HTTP status to answer with."""
 
@@ -34,7 +39,7 @@ def check_image_bytes(data: bytes, *, max_bytes: int, max_pixels: int) -> str:
     if not data:
         raise ImageRejected("the uploaded image is empty")
     if len(data) > max_bytes:
-        raise ImageRejected(f"the upload is {len(data) / 2**20:.1f} MB; the limit is {max_bytes / 2**20:.1f} MB", status=413)
+        raise ImageRejected(f"the upload is {human_size(len(data))}; the limit is {human_size(max_bytes)}", status=413)
     try:
         # PIL itself refuses more than twice its MAX_IMAGE_PIXELS at open; our limit applies below that.
         with Image.open(io.BytesIO(data)) as img:

@@ -75,7 +75,7 @@ async def _submit(state: ServeState, task: str, query: str, image: UploadFile | 
             path, label, owned = await run_in_threadpool(resolve_sample, sample), f"sample:{sample.removeprefix('sample:')}", False
         else:
             assert image is not None
-            data = await image.read(settings.max_upload_bytes + 1)
+            data = await image.read()  # bounded: the guard refused bodies much larger than the limit
             fmt = await run_in_threadpool(check_image_bytes, data, max_bytes=settings.max_upload_bytes,
                                           max_pixels=settings.max_image_pixels)
             path, label, owned = await run_in_threadpool(store_upload, data, fmt, state.upload_dir), "upload", True
