@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
-from collections.abc import Callable
 
+from bench_vision import median_ms  # this folder is on sys.path when the script runs
 from PIL import Image
 
 # (sample photo, what to find in it): objects whose box holds much background.
@@ -28,16 +27,6 @@ CASES = [
     ("astronaut", "person"),
     ("grace_hopper", "person"),
 ]
-
-
-def median_ms(fn: Callable[[], object], repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -58,8 +47,9 @@ def main() -> None:
     def top3(reading: color_ops.ColorReading) -> str:
         return " ".join(f"{c.name} {c.fraction:.0%}" for c in reading.shares(3))
 
-    print(f"{'object':<30}{'box (whole, centre-weighted)':<32}{'object foreground':<32}{'mask':>6}{'ms old':>8}{'ms new':>8}")
-    changed = total = 0
+    print(f"{'object':<32}{'box (whole, centre-weighted)':<32}{'object foreground':<32}{'mask':>6}{'ms old':>8}{'ms new':>8}"
+          "  verify_property(colour) answers that flip")
+    changed = total = flipped = 0
     new_ms: list[float] = []
     for photo, query in CASES:
         image = Image.open(sample_image(photo)).convert("RGB")
@@ -76,8 +66,11 @@ def main() -> None:
             mask = f"{after.mask_share:.0%}" if after.mask_share is not None else "-"
             src = "" if after.source == color_ops.FOREGROUND else " (fallback)"
             name = f"{mark}{photo}:{det.label}#{i} {crop.width}x{crop.height}"
-            print(f"{name:<30}{top3(before):<32}{top3(after) + src:<32}{mask:>6}{ms_before:8.1f}{ms_after:8.1f}")
-    print(f"\n{changed}/{total} objects change their top colour (*); foreground ms per object: "
+            flips = [("+" if after.has(c) else "-") + c for c in color_ops.BASE_COLORS if before.has(c) != after.has(c)]
+            flipped += len(flips)
+            print(f"{name:<32}{top3(before):<32}{top3(after) + src:<32}{mask:>6}{ms_before:8.1f}{ms_after:8.1f}  {' '.join(flips)}")
+    print(f"\n{changed}/{total} objects change their top colour (*), {flipped} yes/no colour answers flip "
+          "(+colour: now yes, -colour: now no); foreground ms per object: "
           f"median {statistics.median(new_ms):.1f}, max {max(new_ms):.1f} (goal < 30)")
 
 

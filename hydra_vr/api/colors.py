@@ -126,6 +126,10 @@ class ColorReading:
     def top(self) -> str:
         return max(self.histogram, key=self.histogram.get)
 
+    def has(self, color: str, min_fraction: float = 0.2) -> bool:
+        """True when the base colour ``color`` covers ``min_fraction`` of the pixels or is the top one."""
+        return self.histogram[color] >= min_fraction or self.top() == color
+
     def to_dict(self, top_k: int = 3) -> dict[str, Any]:
         return {
             "source": self.source,
@@ -169,27 +173,35 @@ def _border(hgt: int, wid: int) -> np.ndarray:
     return border
 
 
-def foreground_mask(rgb: np.ndarray) -> np.ndarray:
+def foreground_mask(rgb: np.ndarray, rounds: int = 2) -> np.ndarray:
     """Boolean mask of the object in an HxWx3 uint8 RGB crop of its box.
 
     A detection box is tight, so what runs along its border is mostly background. Each pixel's
     colour is scored by how much more often it occurs inside the box (centre-weighted: the object
-    sits there) than along the border; pixels scoring above even are the object. The border strip
-    itself is never counted. A uniform patch scores exactly even everywhere, so its mask is empty.
+    sits there) than along the border; pixels scoring above even are the object. Each further
+    round re-estimates both colour models from the last mask (the interior left out of it joins
+    the background at half weight), as GrabCut does with its colour models. The border strip itself
+    is never counted. A uniform patch scores exactly even everywhere, so its mask is empty.
     """
     hgt, wid = rgb.shape[:2]
     border = _border(hgt, wid)
     q = (rgb.astype(np.int64) * _LEVELS) >> 8
-    bins = (q[..., 0] * _LEVELS + q[..., 1]) * _LEVELS + q[..., 2]
-    inside = _center_weights(hgt, wid) * ~border
-    n_bins = _LEVELS**3
-    h_bg = np.bincount(bins[border], minlength=n_bins).astype(np.float64)
-    h_fg = np.bincount(bins.ravel(), weights=inside.ravel(), minlength=n_bins)
-    # + 1e-3: a colour absent from one side still gets a small, finite probability there.
-    h_bg, h_fg = h_bg / h_bg.sum() + 1e-3, h_fg / max(h_fg.sum(), 1e-9) + 1e-3
-    mask = ((h_fg / (h_fg + h_bg))[bins] > 0.5 + 1e-6) & ~border
-    # Opening drops isolated specks of an object colour in the background without growing the mask.
-    return cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)).astype(bool)
+    bins = ((q[..., 0] * _LEVELS + q[..., 1]) * _LEVELS + q[..., 2]).ravel()
+    center = _center_weights(hgt, wid)
+    fg_weights, bg_weights = center * ~border, border.astype(np.float64)
+    mask = np.zeros((hgt, wid), bool)
+    for _ in range(rounds):
+        h_bg = np.bincount(bins, weights=bg_weights.ravel(), minlength=_LEVELS**3)
+        h_fg = np.bincount(bins, weights=fg_weights.ravel(), minlength=_LEVELS**3)
+        if h_fg.sum() <= 0:
+            break
+        # + 1e-3: a colour absent from one side still gets a small, finite probability there.
+        h_bg, h_fg = h_bg / h_bg.sum() + 1e-3, h_fg / h_fg.sum() + 1e-3
+        mask = ((h_fg / (h_fg + h_bg))[bins].reshape(hgt, wid) > 0.5 + 1e-6) & ~border
+        # Opening drops isolated specks of an object colour in the background without growing the mask.
+        mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)).astype(bool)
+        fg_weights, bg_weights = center * mask, border + 0.5 * (~mask & ~border)
+    return mask
 
 
 def read_colors(image: Image.Image, *, foreground: bool = False) -> ColorReading:
@@ -233,8 +245,7 @@ def has_color(
     if canon is None:
         raise ValueError(f"{color!r} is not a colour name this tool knows ({', '.join(BASE_COLORS)})")
     reading = read_colors(image, foreground=foreground)
-    verdict = reading.histogram[canon] >= min_fraction or reading.top() == canon
-    return verdict, evidence(reading)
+    return reading.has(canon, min_fraction), evidence(reading)
 
 
 def match_color(reading: ColorReading, options: list[str]) -> str:
