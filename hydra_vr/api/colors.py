@@ -8,9 +8,12 @@ pixels are counted. A scene (the whole image), or an object whose mask comes out
 nothing or almost the whole box), is read centre-weighted instead, and the result says which.
 
 Why not GrabCut: detection boxes are tight, so the border strip GrabCut takes as background holds
-the object's colours too; on the sample photos' detector boxes GrabCut (rectangle inset 6%) labelled
-the whole box background for 9 of 12 objects, while back-projection raised the object's colour
-share on them at under 1 ms per box (see benchmarks/bench_colors.py).
+the object's colours too. On 12 detector boxes of the sample photos, GrabCut (rectangle inset 6%,
+3 iterations, 96 px) left 9 with a mask under 1% of the box (nothing to read) at 4-20 ms each;
+seeding a definite-foreground core kept masks but drew them to the box centre (faces, the crema in
+the cup). Back-projection raised the object's colour share on them at 1-2 ms per box (see
+benchmarks/bench_colors.py). Its limit: an object whose colour also fills the border strip (a
+portrait cut by the image frame) loses that colour to the background.
 """
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ class VisionToolbox:
     def colors(self, image: Image.Image, top_k: int = 3, foreground: bool = False) -> list[ColorShare]:
         """Named colours from pixels (no model).
 
-        ``foreground=True`` for an object's box crop: only the object's pixels (GrabCut mask) count;
+        ``foreground=True`` for an object's box crop: only the object's pixels (colour-contrast mask) count;
         otherwise (a scene) the patch centre weighs more than its border.
         """
         return color_ops.dominant_colors(image, top_k=top_k, foreground=foreground)
