@@ -51,7 +51,8 @@ def bench_model(name: str, cache_dir: Path, threads: int, prefix_tokens: int) ->
     assemble_s = time.perf_counter() - start
     out: dict[str, float] = {"assemble_or_check_s": assemble_s}
 
-    model = LlamaCppChat(name, cache_dir=cache_dir, n_ctx=4096, n_threads=threads, prompt_cache="none")
+    model = LlamaCppChat(name, cache_dir=cache_dir, n_ctx=4096, n_threads=threads, prompt_cache="none",
+                         state_cache=False)  # "cold" must be cold: no prefix state from disk
     start = time.perf_counter()
     llm = model.load()
     out["load_s"] = time.perf_counter() - start

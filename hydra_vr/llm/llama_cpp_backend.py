@@ -4,24 +4,40 @@ The ``Llama`` object is created on the first call and kept, because llama.cpp re
 of the previous prompt's longest common token prefix: a long few-shot prompt is evaluated once
 and later calls that share it only pay for their new tokens. ``prompt_cache="ram"`` additionally
 keeps the KV state of earlier prompts, so prompts that alternate (planner, coder, reasoner) each
-find their own prefix again.
+find their own prefix again. ``state_cache`` (on by default) also keeps, on disk, the KV state at
+the end of each stable prefix (every message but the last user turn: a role's system prompt and
+few-shot turns), so a new process loads it instead of paying the cold prefill again.
 """
 
 from __future__ import annotations
 
+import ctypes
+import hashlib
 import json
+import logging
 import os
+import re
 import threading
-from collections import Counter
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hydra_vr.llm.base import ChatMessage, ChatResult, LLMError
 from hydra_vr.llm.models import DEFAULT_MODEL, INSTALL_HINT, KNOWN_MODELS, ensure_gguf
+from hydra_vr.llm.state_cache import PrefixStateCache
+
+log = logging.getLogger(__name__)
 
 LLAMA_CPP_VERSION = "0.3.36"
+# Prefix states a process may add to the disk cache: roles have a handful of stable prefixes, so
+# more means a caller whose "prefix" changes every call (a growing conversation), not worth a write each.
+MAX_STATE_WRITES = 16
+# Context parameters that do not change a saved KV state (threads, callbacks, perf counters).
+_STATE_NEUTRAL_PARAMS = re.compile(r"thread|callback|cb_|user_data|sampler|no_perf")
 
 
 def default_threads() -> int:
@@ -61,6 +77,9 @@ class LlamaCppChat:
         prompt_cache: str = "ram",
         prompt_cache_mb: int = 1024,
         chat_format: str | None = None,
+        state_cache: bool = True,
+        state_cache_mb: int = 2048,
+        state_cache_min_tokens: int = 256,
     ) -> None:
         if prompt_cache not in ("ram", "none"):
             raise LLMError(f"llama_cpp option prompt_cache must be 'ram' or 'none', got {prompt_cache!r}")
@@ -76,6 +95,9 @@ class LlamaCppChat:
         self.prompt_cache = prompt_cache
         self.prompt_cache_mb = int(prompt_cache_mb)
         self.chat_format = chat_format
+        self.state_cache = bool(state_cache)
+        self.state_cache_mb = int(state_cache_mb)
+        self.state_cache_min_tokens = max(1, int(state_cache_min_tokens))
         self.load_seconds: float | None = None
         self._llama: Any = None
         self._path: Path | None = None
@@ -83,6 +105,10 @@ class LlamaCppChat:
         self._samples: Counter[int] = Counter()
         self._deadline: float | None = None
         self._timed_out = False
+        self._states: PrefixStateCache | None = None
+        self._families: set[str] = set()  # prefixes already restored or saved by this Llama
+        self._state_writes = 0
+        self._capture = False
 
     # -- loading ----------------------------------------------------------------------------
     @property
@@ -128,9 +154,34 @@ class LlamaCppChat:
         if self.prompt_cache == "ram":
             llm.set_cache(_compact_ram_cache(llama_cpp, self.prompt_cache_mb << 20))
         self._install_deadline(llm, llama_cpp)
+        self._families.clear()
+        # Recurrent / hybrid models cannot truncate their memory to a prefix, which restoring relies on.
+        if self.state_cache and not (getattr(llm, "_is_recurrent", False) or getattr(llm, "_is_hybrid", False)):
+            self._states = PrefixStateCache(
+                self.cache_dir / "llm" / "llama-states", self._state_identity(llm, llama_cpp), self.state_cache_mb << 20
+            )
         self.load_seconds = time.perf_counter() - start
         self._llama = llm
         return llm
+
+    def _state_identity(self, llm: Any, llama_cpp: Any) -> dict[str, Any]:
+        """What a saved KV state depends on: model file, llama.cpp build and CPU, context shape."""
+        ctx = llm.context_params
+        context = {
+            name: value
+            for name, _ in ctx._fields_
+            if isinstance(value := getattr(ctx, name), (bool, int, float)) and not _STATE_NEUTRAL_PARAMS.search(name)
+        }
+        mp = llm.model_params
+        st = self.model_path.stat()
+        return {
+            "llama_cpp_python": getattr(llama_cpp, "__version__", "?"),
+            "system_info": llama_cpp.llama_print_system_info().decode(errors="replace"),
+            "model": self.cache_identity()["model"],
+            "model_file": [st.st_size, st.st_mtime_ns],
+            "context": context,
+            "model_params": {k: getattr(mp, k) for k in ("n_gpu_layers", "split_mode", "main_gpu")},
+        }
 
     def _install_deadline(self, llm: Any, llama_cpp: Any) -> None:
         """Stop generation at ``self._deadline``: llama.cpp has no timeout, and create_chat_completion
@@ -146,6 +197,8 @@ class LlamaCppChat:
             return False
 
         def create_completion(*args: Any, stopping_criteria: Any = None, **kwargs: Any) -> Any:
+            if self._capture:  # _prompt_tokens: the chat handler's formatted prompt, nothing evaluated
+                raise _CapturedPrompt(kwargs.get("prompt", args[0] if args else None))
             criteria = llama_cpp.StoppingCriteriaList([past_deadline, *(stopping_criteria or [])])
             return original(*args, stopping_criteria=criteria, **kwargs)
 
@@ -154,8 +207,93 @@ class LlamaCppChat:
     def close(self) -> None:
         with self._lock:
             llm, self._llama = self._llama, None
+            states, self._states = self._states, None
+        if states is not None:
+            states.close()
         if llm is not None and hasattr(llm, "close"):
             llm.close()
+
+    # -- prefix states on disk ------------------------------------------------------------------
+    def _prompt_tokens(self, llm: Any, messages: list[dict[str, str]]) -> list[int] | None:
+        """The tokens the chat handler would evaluate for ``messages`` (its own template and tokenizer)."""
+        self._capture = True
+        try:
+            llm.create_chat_completion(messages=messages, max_tokens=1)
+        except _CapturedPrompt as captured:
+            prompt = captured.prompt
+            return [int(t) for t in prompt] if isinstance(prompt, (list, tuple)) else None
+        finally:
+            self._capture = False
+        return None
+
+    def _prefix_state(self, llm: Any, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """Restore, or evaluate and save, the KV state at the end of this call's stable prefix.
+
+        The stable prefix is every message but the last user turn (a role's system prompt and
+        few-shot turns). This runs once per prefix per loaded model: afterwards the RAM cache and
+        llama.cpp's own prefix matching find it. Evaluating the prefix first costs nothing extra,
+        the call would evaluate those tokens anyway; the state is then copied once to disk.
+        """
+        if self._states is None or len(messages) < 2 or messages[-1]["role"] != "user":
+            return {}
+        family = hashlib.sha256(json.dumps(messages[:-1]).encode()).hexdigest()
+        if family in self._families:
+            return {}
+        self._families.add(family)
+        full = self._prompt_tokens(llm, messages)
+        head = self._prompt_tokens(llm, messages[:-1])
+        if full is None or head is None or len(full) >= llm.n_ctx():
+            return {}  # an unusual handler, or a prompt llama.cpp will refuse anyway
+        # The template's generation prompt ends ``head``: keep only what the real call shares, and
+        # leave at least one token to evaluate (sampling needs fresh logits).
+        n = min(_common_prefix(full, head), len(full) - 1)
+        if n < self.state_cache_min_tokens:
+            return {"state_cache": "short", "state_cache_tokens": n}
+        prefix = full[:n]
+        start = time.perf_counter()
+        lookup = self._states.get(prefix)
+        if lookup.state is not None:
+            try:
+                if _common_prefix(llm.input_ids[: llm.n_tokens], prefix) < n:
+                    self._load_kv(llm, prefix, lookup.state)
+                return {"state_cache": "hit", "state_cache_tokens": n, "state_cache_seconds": time.perf_counter() - start}
+            except RuntimeError as exc:  # llama.cpp refused it (shape of another build): rebuild
+                self._states.discard(self._states.key(prefix))
+                llm.reset()
+                log.warning("llama.cpp refused the prefix state in %s (%s); rebuilding it", self._states.directory, exc)
+                lookup.status = f"corrupt: llama.cpp refused it ({exc})"
+        if self._state_writes >= MAX_STATE_WRITES:
+            return {"state_cache": lookup.status, "state_cache_tokens": n}
+        # Evaluate the prefix on top of what the KV cache already shares with it, then save.
+        llm.n_tokens = _common_prefix(llm.input_ids[: llm.n_tokens], prefix)
+        llm.eval(prefix[llm.n_tokens :])  # drops the KV cells past n_tokens first
+        save_start = time.perf_counter()
+        written = self._states.put(prefix, _kv_state(llm))
+        self._state_writes += 1
+        return {
+            "state_cache": "stored" if lookup.status == "miss" else f"rebuilt after {lookup.status}",
+            "state_cache_tokens": n,
+            "state_cache_bytes": written,
+            "state_cache_seconds": time.perf_counter() - save_start,
+        }
+
+    @staticmethod
+    def _load_kv(llm: Any, prefix: list[int], state: memoryview) -> None:
+        from llama_cpp import LlamaState
+
+        input_ids = np.zeros(len(llm.input_ids), dtype=np.intc)
+        input_ids[: len(prefix)] = prefix
+        llm.load_state(
+            LlamaState(
+                input_ids=input_ids,
+                # load_state broadcasts one row; it is never read: generation re-evaluates a token first.
+                scores=np.zeros((1, llm.n_vocab()), dtype=np.single),
+                n_tokens=len(prefix),
+                llama_state=state,  # type: ignore[arg-type]  # any buffer: load_state copies it
+                llama_state_size=len(state),
+                seed=getattr(llm, "_seed", 0),  # keep this process's sampling seed
+            )
+        )
 
     # -- chat -------------------------------------------------------------------------------
     def chat(
@@ -187,9 +325,13 @@ class LlamaCppChat:
                 kwargs["seed"] = (self.seed * 1_000_003 + occurrence) % 2**31
             llm = self._load_locked()
             start = time.perf_counter()
-            self._deadline = start + self.timeout if self.timeout else None
-            self._timed_out = False
             perf_before = _perf(llm)
+            try:
+                state_meta = self._prefix_state(llm, kwargs["messages"])
+            except (ValueError, RuntimeError) as exc:  # a decode failure: report it like the call's own
+                raise LLMError(f"{self.name}: {exc}") from exc
+            self._deadline = time.perf_counter() + self.timeout if self.timeout else None
+            self._timed_out = False
             try:
                 response = llm.create_chat_completion(**kwargs)
             except ValueError as exc:  # e.g. prompt longer than n_ctx
@@ -215,11 +357,42 @@ class LlamaCppChat:
                 "finish_reason": choice.get("finish_reason"),
                 # What llama.cpp actually computed: prompt tokens not found in the KV cache, and timings.
                 **{k: perf_after[k] - perf_before[k] for k in perf_after.keys() & perf_before.keys()},
+                **state_meta,
             },
         )
 
     def __repr__(self) -> str:
         return f"LlamaCppChat(model={self.model!r}, n_ctx={self.n_ctx}, n_threads={self.n_threads})"
+
+
+class _CapturedPrompt(Exception):
+    """Raised by create_completion while capturing: carries the prompt the chat handler built."""
+
+    def __init__(self, prompt: Any) -> None:
+        super().__init__("prompt captured")
+        self.prompt = prompt
+
+
+def _common_prefix(a: Sequence[int] | np.ndarray, b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _kv_state(llm: Any) -> memoryview:
+    """The context's state bytes, as ``Llama.save_state`` gets them, without its copy of up to
+    n_batch rows of logits (300 MB for Qwen) that a prefix state never needs."""
+    import llama_cpp
+
+    size = llama_cpp.llama_state_get_size(llm._ctx.ctx)
+    buffer = (ctypes.c_uint8 * int(size))()
+    n = int(llama_cpp.llama_state_get_data(llm._ctx.ctx, buffer, size))
+    if n <= 0 or n > int(size):
+        raise RuntimeError(f"llama_state_get_data returned {n} of {size} bytes")
+    return memoryview(buffer).cast("B")[:n]
 
 
 def _perf(llm: Any) -> dict[str, float]:
