@@ -107,6 +107,11 @@ function keyValues(obj, keys) {
 }
 
 // ------------------------------------------------------------------ boxes
+function boxesText(boxes) {
+  const list = (Array.isArray(boxes) ? boxes : []).filter(asBox);
+  return list.length ? list.map((b) => "[" + b.map((v) => Math.round(v)).join(", ") + "]").join(" ") : "no box";
+}
+
 function asBox(b) {
   return Array.isArray(b) && b.length === 4 && b.every((v) => typeof v === "number" && isFinite(v)) ? b : null;
 }
@@ -126,37 +131,47 @@ function stepBoxes(step) {
   return out;
 }
 
+// A step's whole-image patch (image_patch = ImagePatch(image)) is no finding: neither drawn nor counted.
+function shownBoxes(g, w, h) {
+  return g.kind ? g.boxes : g.boxes.filter(([x1, y1, x2, y2]) => !(x1 <= 1 && y1 <= 1 && x2 >= w - 1 && y2 >= h - 1));
+}
+
 function drawBoxes(svg, img, groups) {
   svg.replaceChildren();
   const w = img.naturalWidth, h = img.naturalHeight;
   if (!w || !h) return;
   svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
   svg.setAttribute("preserveAspectRatio", "none");
+  const perPixel = w / (img.clientWidth || w);  // image pixels per screen pixel: labels stay readable
   const ns = "http://www.w3.org/2000/svg";
   for (const g of groups) {
-    for (const [x1, y1, x2, y2] of g.boxes) {
+    for (const [x1, y1, x2, y2] of shownBoxes(g, w, h)) {
+      const left = Math.min(x1, x2), top = Math.min(y1, y2);
       const rect = document.createElementNS(ns, "rect");
       rect.setAttribute("class", "box " + (g.kind || ""));
-      rect.setAttribute("x", Math.min(x1, x2)); rect.setAttribute("y", Math.min(y1, y2));
+      rect.setAttribute("x", left); rect.setAttribute("y", top);
       rect.setAttribute("width", Math.abs(x2 - x1)); rect.setAttribute("height", Math.abs(y2 - y1));
       if (g.color) rect.setAttribute("stroke", g.color);
       rect.setAttribute("data-label", g.label);
       svg.append(rect);
       const tag = document.createElementNS(ns, "text");
       tag.setAttribute("class", "tag");
-      tag.setAttribute("x", Math.min(x1, x2) + 4);
-      tag.setAttribute("y", Math.max(14, Math.min(y1, y2) + 16));
+      tag.setAttribute("font-size", 12 * perPixel);
+      tag.setAttribute("stroke-width", 3 * perPixel);
+      tag.setAttribute("x", left + 3 * perPixel);
+      // above the box when there is room, else just inside its top edge
+      tag.setAttribute("y", top > 16 * perPixel ? top - 4 * perPixel : top + 14 * perPixel);
       tag.setAttribute("fill", g.color || "#12a150");
-      tag.setAttribute("font-size", Math.max(12, Math.round(w / 45)));
       tag.textContent = g.label;
       svg.append(tag);
     }
   }
 }
 
-function legend(node, groups) {
-  node.replaceChildren(...groups.filter((g) => g.boxes.length).map((g) => el("span", {},
-    el("span", { class: "swatch", style: `background:${g.color || "#12a150"}` }), `${g.label}: ${g.boxes.length} box${g.boxes.length > 1 ? "es" : ""}`)));
+function legend(node, img, groups) {
+  const counted = groups.map((g) => [g, shownBoxes(g, img.naturalWidth, img.naturalHeight).length]).filter(([, n]) => n);
+  node.replaceChildren(...counted.map(([g, n]) => el("span", {},
+    el("span", { class: "swatch", style: `background:${g.color || "#12a150"}` }), `${g.label}: ${n} box${n > 1 ? "es" : ""}`)));
 }
 
 // ------------------------------------------------------------------ one step
@@ -208,7 +223,7 @@ function renderStep(step, index) {
     card.append(el("div", { class: "muted" }, Object.entries(usage).map(([k, v]) => `${k.replace(/_/g, " ")} ${fmt(v)}`).join(" \u00B7 ")));
   }
   const boxes = stepBoxes(step);
-  if (boxes.length) card.append(el("div", { class: "muted" }, `boxes: ${boxes.map((b) => "[" + b.map((v) => Math.round(v)).join(", ") + "]").join(" ")}`));
+  if (boxes.length) card.append(el("div", { class: "muted" }, `boxes: ${boxesText(boxes)}`));
   const extra = {};
   for (const [k, v] of Object.entries(step)) if (!KNOWN_STEP_KEYS.has(k)) extra[k] = v;
   if (step.extra !== undefined) extra.extra = step.extra;
@@ -234,7 +249,7 @@ function redrawAsk() {
   const groups = stepGroups(askState.steps);
   if (askState.finalBoxes.length) groups.push({ label: "answer", color: "#d93025", kind: "final", boxes: askState.finalBoxes });
   drawBoxes($("ask-boxes"), $("ask-image"), groups);
-  legend($("ask-legend"), groups);
+  legend($("ask-legend"), $("ask-image"), groups);
 }
 
 async function previewAskImage() {
@@ -275,7 +290,7 @@ function showAnswer(event) {
   box.classList.toggle("failed", failed);
   const parts = [el("span", { class: "label" }, failed ? "failed" : (result.task === "grounding" ? "boxes" : "answer"))];
   if (failed) parts.push(el("span", { id: "answer-text" }, event.error || "the job failed"));
-  else if (result.task === "grounding") parts.push(el("span", { id: "answer-text" }, (result.boxes || []).map((b) => "[" + b.map((v) => Math.round(v)).join(", ") + "]").join(" ") || "no box"));
+  else if (result.task === "grounding") parts.push(el("span", { id: "answer-text" }, boxesText(result.boxes)));
   else parts.push(el("span", { id: "answer-text" }, result.answer === null || result.answer === undefined ? "(no answer)" : String(result.answer)));
   if (typeof result.seconds === "number") parts.push(el("div", { class: "muted", style: "font-size:12px" }, `${result.seconds.toFixed(2)} s, ${(result.steps || []).length} step(s)`));
   box.replaceChildren(...parts);
@@ -392,7 +407,7 @@ function gtText(gt) {
   if (!isObj(gt)) return fmt(gt);
   if (gt.answer !== undefined) return String(gt.answer);
   if (Array.isArray(gt.answers)) return [...new Set(gt.answers)].slice(0, 4).join(" / ");
-  if (asBox(gt.box)) return "[" + gt.box.map((v) => Math.round(v)).join(", ") + "]";
+  if (asBox(gt.box)) return boxesText([gt.box]);
   return JSON.stringify(gt);
 }
 
@@ -408,7 +423,7 @@ async function loadSamplesPage() {
       el("tr", { class: "click", "data-sample": s.id, onclick: () => openSample(s.id) },
         el("td", { class: s.correct ? "ok" : (s.correct === false ? "ko" : "") }, s.correct ? "\u2713" : (s.correct === false ? "\u2717" : "?")),
         el("td", {}, s.id), el("td", {}, s.query || ""),
-        el("td", {}, s.error ? `error: ${s.error}` : (s.task === "grounding" ? (s.boxes || []).map((b) => "[" + b.map((v) => Math.round(v)).join(", ") + "]").join(" ") || "no box" : fmt(s.prediction))),
+        el("td", {}, s.error ? `error: ${s.error}` : (s.task === "grounding" ? boxesText(s.boxes) : fmt(s.prediction))),
         el("td", {}, gtText(s.gt)), el("td", { class: "num" }, fmt(s.score))))));
     const end = Math.min(page.offset + page.items.length, page.total);
     $("page-info").textContent = page.total ? `${page.offset + 1}-${end} of ${page.total}` : "no sample matches";
@@ -430,7 +445,8 @@ async function openSample(id) {
     const trace = isObj(data.trace) ? data.trace : {};
     const steps = Array.isArray(trace.steps) ? trace.steps : [];
     $("sample-record").replaceChildren(
-      keyValues(Object.assign({}, record, { ground_truth: gtText(record.gt), right: record.correct }),
+      keyValues(Object.assign({}, record, { ground_truth: gtText(record.gt), right: record.correct },
+        record.task === "grounding" ? { prediction: boxesText(record.boxes) } : {}),
         ["query", "task", "prediction", "ground_truth", "right", "metric", "score", "steps", "seconds", "mode", "error"]),
       steps.length ? el("h3", {}, "trace") : el("div", { class: "muted" }, "this sample has no trace"));
     $("sample-steps").replaceChildren(...steps.map((s, i) => renderStep(s, i)));
@@ -443,7 +459,7 @@ async function openSample(id) {
       await showImage($("run-image"), `/v1/runs/${encodeURIComponent(runsState.run)}/samples/${encodeURIComponent(id)}/image`);
     } catch (e) { $("run-legend").textContent = `image: ${e.message}`; }
     drawBoxes($("run-boxes"), $("run-image"), groups);
-    legend($("run-legend"), groups);
+    legend($("run-legend"), $("run-image"), groups);
   } catch (e) { $("sample-record").replaceChildren(el("div", { class: "status error" }, e.message)); }
 }
 
