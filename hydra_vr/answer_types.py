@@ -90,6 +90,9 @@ class AnswerSpec:
 
     kind: AnswerKind
     options: tuple[str, ...] = field(default=())
+    # Dataset multiple choice (A-OKVQA): the answer must name an option, but keeps its own words,
+    # since the same answer is also scored as a direct answer.
+    keep_words: bool = False
 
     # ---------------------------------------------------------------- prompts
     def describe(self) -> str:
@@ -130,7 +133,8 @@ class AnswerSpec:
                 return "no"
             return None
         if self.kind == "choice":
-            return _match_option(s, self.options)
+            hit = _match_option(s, self.options)
+            return s if hit is not None and self.keep_words else hit
         if self.kind == "number":
             m = re.search(r"\d+(?:\.\d+)?", s)
             if m:
@@ -166,16 +170,34 @@ class AnswerSpec:
         return self.check(answer) is None
 
 
+def _stem(word: str) -> str:
+    """A light singular: "birds" -> "bird", "boxes" -> "box" (enough to match an option)."""
+    for suffix, repl in (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"), ("ses", "s"), ("s", "")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2 and not word.endswith("ss"):
+            return word[: -len(suffix)] + repl
+    return word
+
+
+def _stems(text: str) -> list[str]:
+    return [_stem(w) for w in _words(text)]
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    n = len(needle)
+    return n > 0 and any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))
+
+
 def _match_option(answer: str, options: Sequence[str]) -> str | None:
-    """The one option the answer names (whole words), or None when it names none or several."""
+    """The one option the answer names (whole words, singular or plural), or None when it names none or several."""
     low = answer.lower()
     exact = [o for o in options if o.lower() == low]
     if exact:
         return exact[0]
-    hits = [o for o in options if re.search(rf"\b{re.escape(o.lower())}\b", low)]
+    words = _stems(low)
+    hits = [o for o in options if _contains(words, [w for w in _stems(o) if w not in _ARTICLES] or _stems(o))]
     if len(hits) == 1:
         return hits[0]
-    if len(hits) > 1:  # "left" inside "the left one" and nothing else; prefer the longest that matched
+    if len(hits) > 1:  # "dark blue" and "blue" both named: the longest wins when it holds the others
         longest = max(hits, key=len)
         return longest if all(h in longest for h in hits) else None
     return None
@@ -251,7 +273,7 @@ def _named_options(question: str) -> tuple[str, ...] | None:
 def expected_type(question: str, choices: Sequence[str] | None = None) -> AnswerSpec:
     """The answer type ``question`` expects; dataset ``choices`` (multiple choice) win when given."""
     if choices:
-        return AnswerSpec("choice", tuple(str(c).strip().lower() for c in choices))
+        return AnswerSpec("choice", tuple(str(c).strip().lower() for c in choices), keep_words=True)
     q = question.strip().lower()
     words = _words(q)
     if not words:

@@ -55,6 +55,7 @@ def test_dataset_choices_win_over_the_question():
     assert spec.kind == "choice"
     assert spec.options == ("a racket", "a bat", "a ball")
     assert spec.coerce("a bat") == "a bat"
+    assert spec.coerce("bats") == "bats"  # names an option (plural aside); keeps its own words
     assert spec.coerce("a frisbee") is None
 
 

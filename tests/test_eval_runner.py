@@ -253,7 +253,7 @@ def _counting_rule(seen: list[str]):
     def rule(messages):
         if "You write short Python programs" in messages[0].content:
             seen.append(re.search(r"Query: (.*)", messages[-1].content).group(1))
-            return "```python\nfinal_answer = 'circle'\n```"
+            return "```python\nfinal_answer = 'no'\n```"  # these are yes/no questions: a typed answer
         return PLAN
 
     return rule
@@ -275,7 +275,7 @@ def test_resume_skips_finished_ids_and_redoes_corrupt_lines(tmp_path, make_agent
     records = _lines(run / "results.jsonl")
     assert sorted(r["id"] for r in records) == sorted(s.id for s in samples)  # each id exactly once
     assert [r["prediction"] for r in records[:3]] == ["PRE"] * 3  # kept, not redone
-    assert {r["id"]: r["prediction"] for r in records[3:]} == {s.id: "circle" for s in samples[3:]}
+    assert {r["id"]: r["prediction"] for r in records[3:]} == {s.id: "no" for s in samples[3:]}
 
     again = run_eval(samples, run, settings, agent=make_agent(rule=_counting_rule(seen)))
     assert (again.already_done, again.evaluated, len(seen)) == (6, 0, 3)
@@ -316,6 +316,9 @@ def _scripted_config(path: Path, mode: str = "one_step") -> Path:
     """A config file whose scripted LLM needs no Python callable, for worker processes and the CLI."""
     data = {"name": "scripted-eval", "agent": {"mode": mode, "max_steps": 2},
             "llm": {"backend": "scripted", "options": {"rules": [
+                # answers of the type each question expects (an ill-typed one would be refused)
+                ["Query: what is the colou?r", "```python\nfinal_answer = 'red'\n```"],
+                ["Query: what is the", "```python\nfinal_answer = 'circle'\n```"],
                 ["Instruction:", "```python\nfinal_answer = 'yes' if ImagePatch(image).exists('circle') else 'no'\n```"],
                 ["Reply:", PLAN],
             ]}}}
