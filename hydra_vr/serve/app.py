@@ -29,6 +29,7 @@ from hydra_vr.serve.runs import RunsBrowser
 from hydra_vr.serve.schemas import Health, QueueCounts
 from hydra_vr.serve.settings import ServeSettings
 from hydra_vr.serve.state import ServeState, serve_state
+from hydra_vr.serve.timing import ServerTimingMiddleware
 
 
 def static_dir() -> Path:
@@ -84,8 +85,10 @@ def create_app(settings: ServeSettings, agent_factory: AgentFactory | None = Non
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"])
-    # Added last so it runs first: nothing is parsed for a request without the token.
+    # Added last so they run first: nothing is parsed for a request without the token, and the
+    # timing covers everything the server does, refusals included.
     app.add_middleware(GuardMiddleware, token=settings.token, max_upload_bytes=settings.max_upload_bytes)
+    app.add_middleware(ServerTimingMiddleware)
     return app
 
 
@@ -95,14 +98,14 @@ def _add_plain_routes(app: FastAPI) -> None:
         return FileResponse(static_dir() / "index.html")
 
     @app.get("/healthz", response_model=Health, tags=["server"])
-    def healthz(request: Request) -> Health:
+    async def healthz(request: Request) -> Health:
         """Liveness, workers with their models loaded, job counts, recent agent build errors."""
         state = serve_state(request)
         return Health(status="ok", workers=state.settings.concurrency, ready_workers=state.jobs.ready_workers,
                       jobs=QueueCounts(**state.jobs.counts()), worker_errors=state.jobs.worker_errors)
 
     @app.get("/metrics", tags=["server"], response_class=Response)
-    def metrics(request: Request) -> Response:
+    async def metrics(request: Request) -> Response:
         """Prometheus text format: jobs queued, running, done, failed, rejected; episode seconds."""
         state = serve_state(request)
         return Response(state.metrics.render(), media_type=state.metrics.content_type)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -63,9 +64,11 @@ class EpisodeWorker:
             published += 1
 
         agent.observer = observe
+        t0 = time.perf_counter()
         try:
             result = agent.run(str(request.image_path), request.query, task=request.task)
         finally:
+            job.episode_seconds = time.perf_counter() - t0
             agent.observer = None
         for index, step in enumerate(result.steps[published:], start=published):
             job.publish("step", step_event(index, step))

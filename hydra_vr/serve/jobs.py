@@ -49,6 +49,7 @@ class Job:
     finished: float | None = None
     result: dict[str, Any] | None = None  # EpisodeResult.to_dict()
     error: str | None = None
+    episode_seconds: float | None = None  # agent.run alone, as the worker timed it
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (event name, data)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _listeners: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=list, repr=False)

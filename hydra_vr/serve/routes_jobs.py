@@ -53,7 +53,7 @@ def job_view(job: Job) -> JobView:
         id=job.id, status=job.status, task=job.request.task, query=job.request.query, strategy=job.request.strategy,
         mode=job.request.mode, image=job.request.image_label, image_url=f"/v1/jobs/{job.id}/image",
         created=job.created, started=job.started, finished=job.finished, error=job.error,
-        answer=result.get("answer"), boxes=result.get("boxes") or [], trace=job.result,
+        answer=result.get("answer"), boxes=result.get("boxes") or [], episode_seconds=job.episode_seconds, trace=job.result,
     )
 
 
@@ -72,7 +72,10 @@ async def _submit(state: ServeState, task: str, query: str, image: UploadFile | 
     settings = state.settings
     try:
         if sample is not None:
-            path, label, owned = await run_in_threadpool(resolve_sample, sample), f"sample:{sample.removeprefix('sample:')}", False
+            label, owned = f"sample:{sample.removeprefix('sample:')}", False
+            path = state.sample_paths.get(label)
+            if path is None:  # the first use of bus / zidane may fetch them: off the event loop
+                path = state.sample_paths[label] = await run_in_threadpool(resolve_sample, sample)
         else:
             assert image is not None
             data = await image.read()  # bounded: the guard refused bodies much larger than the limit
@@ -123,7 +126,7 @@ def _job(request: Request, job_id: str) -> Job:
 
 
 @router.get("/jobs/{job_id}", response_model=JobView, responses={404: {"model": ErrorBody}})
-def get_job(request: Request, job_id: str) -> JobView:
+async def get_job(request: Request, job_id: str) -> JobView:  # no I/O: served on the event loop
     """Status, answer, boxes and the whole trace once finished; ``error`` says why a job failed."""
     return job_view(_job(request, job_id))
 
@@ -158,7 +161,7 @@ async def _events(request: Request, job: Job, start: int) -> AsyncIterator[str]:
 
 @router.get("/jobs/{job_id}/events", responses={404: {"model": ErrorBody}},
             response_class=StreamingResponse, summary="Server-Sent Events of a job")
-def job_events(request: Request, job_id: str) -> StreamingResponse:
+async def job_events(request: Request, job_id: str) -> StreamingResponse:
     """``queued``, ``running``, one ``step`` per finished step (options, choice, code, feedback),
     then ``result`` (status, error, the episode). Event ids count from 0; a reconnect with
     ``Last-Event-ID`` resumes after that event."""
@@ -172,7 +175,7 @@ def job_events(request: Request, job_id: str) -> StreamingResponse:
 
 
 @router.get("/samples", response_model=SampleList, tags=["samples"])
-def samples() -> SampleList:
+async def samples() -> SampleList:
     """Packaged photos usable as ``sample``."""
     return SampleList(samples=sample_names())
 

@@ -33,6 +33,8 @@ class JobView(BaseModel):
     error: str | None = None
     answer: str | None = None
     boxes: list[list[float]] = Field(default_factory=list, description="[x1, y1, x2, y2] pixels, origin top-left")
+    episode_seconds: float | None = Field(None, description="wall time of the episode itself; the rest of "
+                                          "finished - started is the server's own work")
     trace: dict[str, Any] | None = Field(None, description="the episode: steps with options, code, feedback, timings")
 
 

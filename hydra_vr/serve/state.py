@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from fastapi import Request
@@ -20,6 +20,7 @@ class ServeState:
     runs: RunsBrowser
     metrics: ServeMetrics
     upload_dir: Path
+    sample_paths: dict[str, Path] = field(default_factory=dict)  # "sample:bus" -> its file, resolved once
 
 
 def serve_state(request: Request) -> ServeState:
