@@ -22,6 +22,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT_MS = 60_000  # the first episode waits for the server's models to load
+# The server runs with a token, so the page's own path for it is exercised too: the token is read
+# from /?token=..., then every fetch (JSON, images, the SSE stream) carries it as a bearer header.
+TOKEN = "browser-test-token"
 
 
 def _require_browser() -> None:
@@ -49,7 +52,7 @@ def server(tmp_path_factory):
     make_eval_run(runs / "small", config)
     log = (root / "server.log").open("w+")
     proc = subprocess.Popen([sys.executable, "-m", "hydra_vr.cli.main", "serve", "--host", "127.0.0.1", "--port", "0",
-                             "--config", str(config), "--runs-dir", str(runs)],
+                             "--config", str(config), "--runs-dir", str(runs), "--token", TOKEN],
                             cwd=root, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=log, stderr=log,
                             start_new_session=True)
     try:
@@ -74,7 +77,8 @@ def _wait_until_ready(proc: subprocess.Popen, log: Path) -> str:
             found = re.search(r"listening on (http://127\.0\.0\.1:\d+)/", log.read_text())
             base = found.group(1) if found else None
         if base is not None:
-            with urllib.request.urlopen(f"{base}/healthz", timeout=5) as response:
+            request = urllib.request.Request(f"{base}/healthz", headers={"Authorization": f"Bearer {TOKEN}"})
+            with urllib.request.urlopen(request, timeout=5) as response:
                 if json.load(response)["ready_workers"] == 1:  # the worker has loaded its models
                     return base
         time.sleep(0.2)
@@ -102,8 +106,9 @@ def page(tmp_path):
 
 
 def test_ask_and_ground_show_steps_boxes_and_answer(server, page, tmp_path):
-    page.goto(server + "/")
+    page.goto(f"{server}/?token={TOKEN}")
     page.wait_for_selector("#sample option[value=bus]", state="attached")
+    assert "token" not in page.url  # kept in the tab's session storage, not in the address bar
     page.select_option("#sample", "bus")
     page.fill("#query", "How many people are in the picture?")
     page.click("#send")
@@ -135,7 +140,7 @@ def test_ask_and_ground_show_steps_boxes_and_answer(server, page, tmp_path):
 
 
 def test_runs_view_opens_a_sample_with_its_trace_and_ground_truth(server, page, tmp_path):
-    page.goto(server + "/#runs")
+    page.goto(f"{server}/?token={TOKEN}#runs")
     page.click("#runs-list tr[data-run=small]")
     page.wait_for_selector("#run-report .kv")
     assert "user" in page.inner_text("#run-report")

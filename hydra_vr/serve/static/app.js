@@ -159,8 +159,12 @@ function drawBoxes(svg, img, groups) {
       tag.setAttribute("font-size", 12 * perPixel);
       tag.setAttribute("stroke-width", 3 * perPixel);
       tag.setAttribute("x", left + 3 * perPixel);
-      // above the box when there is room, else just inside its top edge
-      tag.setAttribute("y", top > 16 * perPixel ? top - 4 * perPixel : top + 14 * perPixel);
+      // above the box when there is room, else just inside its top edge; the ground truth's label
+      // goes under its box, since a good prediction's label sits at nearly the same top corner
+      const bottom = Math.max(y1, y2);
+      const y = g.kind === "gt" ? (bottom + 16 * perPixel < h ? bottom + 14 * perPixel : bottom - 4 * perPixel)
+        : (top > 16 * perPixel ? top - 4 * perPixel : top + 14 * perPixel);
+      tag.setAttribute("y", y);
       tag.setAttribute("fill", g.color || "#12a150");
       tag.textContent = g.label;
       svg.append(tag);
@@ -177,6 +181,9 @@ function legend(node, img, groups) {
 // ------------------------------------------------------------------ one step
 function renderStep(step, index) {
   if (!isObj(step)) return el("div", { class: "step" }, el("pre", {}, JSON.stringify(step, null, 2)));
+  // HYDRA's planner round sits in `extra` in the common step format, at the top level in older traces.
+  const ex = isObj(step.extra) ? step.extra : {};
+  const choice = step.choice !== undefined ? step.choice : ex.choice;
   const color = PALETTE[index % PALETTE.length];
   const n = step.step !== undefined ? step.step : index + 1;
   const title = step.instruction || step.action || "";
@@ -189,16 +196,17 @@ function renderStep(step, index) {
   if (typeof seconds === "number") head.append(el("span", { class: "muted" }, `${seconds.toFixed(2)} s`));
   card.append(head);
 
-  const options = Array.isArray(step.options) ? step.options : [];
+  const options = Array.isArray(step.options) ? step.options : (Array.isArray(ex.options) ? ex.options : []);
+  const probabilities = Array.isArray(step.probabilities) ? step.probabilities : [];
   if (options.length) {
     card.append(el("h3", {}, "Planner options"));
     const ol = el("ol", { class: "options" });
     options.forEach((o, i) => {
       const text = isObj(o) ? (o.instruction || JSON.stringify(o)) : String(o);
       const p = isObj(o) && typeof o.probability === "number" ? o.probability
-        : (Array.isArray(step.probabilities) && typeof step.probabilities[i] === "number" ? step.probabilities[i] : null);
+        : (typeof probabilities[i] === "number" ? probabilities[i] : null);
       const bar = el("div", { class: "prob" }, el("i", { style: `width:${p === null ? 0 : Math.round(p * 100)}%` }), el("span", {}, p === null ? "?" : p.toFixed(2)));
-      ol.append(el("li", { class: i === step.choice ? "chosen" : "" }, bar, el("span", {}, (i === step.choice ? "\u25B6 " : "") + text)));
+      ol.append(el("li", { class: i === choice ? "chosen" : "" }, bar, el("span", {}, (i === choice ? "\u25B6 " : "") + text)));
     });
     card.append(ol);
   }
@@ -226,7 +234,8 @@ function renderStep(step, index) {
   if (boxes.length) card.append(el("div", { class: "muted" }, `boxes: ${boxesText(boxes)}`));
   const extra = {};
   for (const [k, v] of Object.entries(step)) if (!KNOWN_STEP_KEYS.has(k)) extra[k] = v;
-  if (step.extra !== undefined) extra.extra = step.extra;
+  const exRest = Object.fromEntries(Object.entries(ex).filter(([k]) => !["options", "choice", "probabilities"].includes(k)));
+  if (Object.keys(exRest).length) extra.extra = exRest;
   if (isObj(step.result)) extra.result = step.result;
   if (Object.keys(extra).length) card.append(el("details", {}, el("summary", {}, "more"), el("pre", {}, JSON.stringify(extra, null, 2))));
   return card;
