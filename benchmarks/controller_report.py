@@ -26,15 +26,15 @@ import numpy as np
 
 
 def _rows(checkpoint: Path, episodes: list[Any], reward: Any) -> list[Any]:
-    from hydra_vr.training.checkpoint import load_checkpoint
+    from hydra_vr.controller.checkpoint import load_checkpoint
     from hydra_vr.training.evaluation import PolicyStats, dqn_policy, evaluate_policy, planner_probability_policy, random_policy
 
     ck = load_checkpoint(checkpoint, embedding_name=episodes[0].embedding_name, embedding_dim=episodes[0].embedding_dim,
                          num_options=episodes[0].num_options, where="the episodes")
     n, scale, temp = ck.meta.num_options, ck.meta.reward_scale, ck.meta.q_temperature
     rows = [
-        evaluate_policy("dqn (Q x p)", dqn_policy(ck.model, n, reward_scale=scale, temperature=temp), episodes, reward),
-        evaluate_policy("dqn (argmax Q)", dqn_policy(ck.model, n, reward_scale=scale, temperature=temp, use_probabilities=False),
+        evaluate_policy("dqn (Q x p)", dqn_policy(ck.q_net, n, reward_scale=scale, temperature=temp), episodes, reward),
+        evaluate_policy("dqn (argmax Q)", dqn_policy(ck.q_net, n, reward_scale=scale, temperature=temp, use_probabilities=False),
                         episodes, reward),
         evaluate_policy("planner probability", planner_probability_policy(), episodes, reward),
     ]

@@ -190,11 +190,17 @@ def test_q_network_masks_invalid_actions():
     import torch
     from gymnasium import spaces
 
-    from hydra_vr.training.masked_dqn import INVALID_Q, MaskedDQNPolicy
+    from hydra_vr.controller.qnet import INVALID_Q, build_q_network
+    from hydra_vr.training.masked_dqn import MaskedDQNPolicy
 
     n, dim = 3, observation_dim(D, 3)
     policy = MaskedDQNPolicy(spaces.Box(-1, 1, (dim,), np.float32), spaces.Discrete(n + 1), lambda _: 1e-4, net_arch=[8])
     two_options = assemble(ObservationParts(vec(0), vec(1), np.stack([vec(2), vec(3)])), [0.5, 0.5], n, step=1, replans=2, max_replans=2)
-    q = policy.q_net(torch.as_tensor(two_options).unsqueeze(0))[0]
+    obs = torch.as_tensor(two_options).unsqueeze(0)
+    q = policy.q_net(obs)[0]
     assert q[2] == INVALID_Q and q[3] == INVALID_Q and q[0] > INVALID_Q and q[1] > INVALID_Q  # empty slot, no replan left
-    assert policy.q_net_target(torch.as_tensor(two_options).unsqueeze(0))[0][2] == INVALID_Q
+    assert policy.q_net_target(obs)[0][2] == INVALID_Q
+    # The inference network built alone has the training policy's layout (checkpoints load by parameter name).
+    alone = build_q_network(dim, n, [8])
+    alone.load_state_dict({k[len("q_net."):]: v for k, v in policy.state_dict().items() if k.startswith("q_net.")}, strict=True)
+    assert torch.equal(alone(obs), policy.q_net(obs))

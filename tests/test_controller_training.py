@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from hydra_vr.config import load_config
 from hydra_vr.controller.base import REPLAN, ControllerState
+from hydra_vr.controller.checkpoint import CheckpointError, CheckpointMismatchError, load_checkpoint
 from hydra_vr.controller.dqn import DQNController, q_values
 from hydra_vr.controller.observation import ObservationEncoder
-from hydra_vr.training.checkpoint import CheckpointError, CheckpointMismatchError, load_checkpoint
 from hydra_vr.training.evaluation import dqn_policy, evaluate_policy, planner_probability_policy, random_policy
 from hydra_vr.training.replay_env import ReplayEnv
 from hydra_vr.training.settings import load_training_config
@@ -44,7 +44,7 @@ def trained(minilm, tmp_path_factory):
 def test_trained_policy_beats_random_and_planner_on_held_out(trained):
     result, _, test = trained
     ck = load_checkpoint(result.checkpoint)
-    dqn = evaluate_policy("dqn", dqn_policy(ck.model, 5, reward_scale=ck.meta.reward_scale, temperature=ck.meta.q_temperature), test)
+    dqn = evaluate_policy("dqn", dqn_policy(ck.q_net, 5, reward_scale=ck.meta.reward_scale, temperature=ck.meta.q_temperature), test)
     planner = evaluate_policy("planner", planner_probability_policy(), test)
     rand = evaluate_policy("random", random_policy(0), test)
     assert result.timesteps == 1500 and result.seconds < 60
@@ -66,7 +66,7 @@ def test_checkpoint_round_trip_and_controller(trained, minilm):
     from stable_baselines3 import DQN
 
     original = DQN.load(str(result.checkpoint / "model.zip"), device="cpu")
-    assert np.allclose(q_values(ck.model, obs, 0.01), q_values(original, obs, 0.01))
+    assert np.allclose(q_values(ck.q_net, obs, 0.01), q_values(original.policy.q_net, obs, 0.01))
 
     cfg = load_config("default")
     controller = DQNController(result.checkpoint, cfg, embedder=minilm)
@@ -150,5 +150,5 @@ def test_real_recorded_episodes_replay_and_keep_best(tmp_path):
     # the kept weights are what the checkpoint holds
     ck = load_checkpoint(kept.checkpoint)
     _, val = split_episodes(episodes, 0.2, seed=0)
-    again = evaluate_policy("dqn", dqn_policy(ck.model, 5, reward_scale=ck.meta.reward_scale, temperature=ck.meta.q_temperature), val)
+    again = evaluate_policy("dqn", dqn_policy(ck.q_net, 5, reward_scale=ck.meta.reward_scale, temperature=ck.meta.q_temperature), val)
     assert again.mean_reward == pytest.approx(kept.validation.mean_reward)

@@ -20,7 +20,7 @@ def _run(task: str, image: str, query: str, config: str, overrides: list[str] | 
     from hydra_vr.assets import SampleImageError, resolve_image
     from hydra_vr.factory import build_agent
     from hydra_vr.llm.base import LLMError
-    from hydra_vr.training.checkpoint import CheckpointError
+    from hydra_vr.controller.checkpoint import CheckpointError
 
     cfg = load_cli_config(config, loop_overrides(overrides, mode, controller))
     try:

@@ -119,7 +119,7 @@ def eval_command(
     spec = AgentSpec(cfg, controller=str(controller) if controller else None, example_set=example_set)
     if controller:  # refuse a bad checkpoint now, not as one error record per sample
         from hydra_vr.factory import build_controller
-        from hydra_vr.training.checkpoint import CheckpointError
+        from hydra_vr.controller.checkpoint import CheckpointError
 
         try:
             build_controller(cfg, str(controller))

@@ -47,12 +47,12 @@ def select_action(q_values: np.ndarray, probabilities: Sequence[float], num_opti
     return int(np.argmax(w * probs))
 
 
-def q_values(model: Any, obs: np.ndarray, reward_scale: float) -> np.ndarray:
-    """The DQN's Q-values for one observation, in reward units."""
+def q_values(q_net: Any, obs: np.ndarray, reward_scale: float) -> np.ndarray:
+    """Q-values of one observation, in reward units, from a Q-network (:mod:`hydra_vr.controller.qnet`)."""
     import torch
 
     with torch.no_grad():
-        q = model.policy.q_net(torch.as_tensor(obs, dtype=torch.float32).unsqueeze(0))
+        q = q_net(torch.as_tensor(obs, dtype=torch.float32).unsqueeze(0))
     return q.squeeze(0).cpu().numpy() / reward_scale
 
 
@@ -67,7 +67,7 @@ class DQNController:
 
     def __init__(self, checkpoint: str | Path, config: Any = None, *, embedder: Any = None,
                  use_probabilities: bool = True) -> None:
-        from hydra_vr.training.checkpoint import load_checkpoint
+        from hydra_vr.controller.checkpoint import load_checkpoint
 
         if embedder is None:
             if config is None:
@@ -78,14 +78,14 @@ class DQNController:
         num_options = config.agent.num_options if config is not None else None
         loaded = load_checkpoint(checkpoint, embedding_name=embedder.name, embedding_dim=embedder.dim,
                                  num_options=num_options)
-        self.model, self.meta = loaded.model, loaded.meta
+        self.q_net, self.meta = loaded.q_net, loaded.meta
         self.encoder = ObservationEncoder(embedder, self.meta.num_options, self.meta.memory_chars)
         self.use_probabilities = use_probabilities
 
     def q_values(self, options: Sequence[str], probabilities: Sequence[float], state: ControllerState) -> np.ndarray:
         obs = self.encoder.encode(state.query, state.memory_text, list(options)[: self.meta.num_options], probabilities,
                                   step=state.step, replans=state.replans, max_replans=state.max_replans)
-        return q_values(self.model, obs, self.meta.reward_scale)
+        return q_values(self.q_net, obs, self.meta.reward_scale)
 
     def select(self, options: Sequence[str], probabilities: Sequence[float], state: ControllerState) -> int:
         if not options:

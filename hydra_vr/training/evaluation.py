@@ -83,14 +83,14 @@ def evaluate_policy(name: str, policy: ReplayPolicy, episodes: Sequence[Recorded
                        float(np.mean(replans)), unknown / n, invalid / n)
 
 
-def dqn_policy(model: Any, num_options: int, *, reward_scale: float, temperature: float,
+def dqn_policy(q_net: Any, num_options: int, *, reward_scale: float, temperature: float,
                use_probabilities: bool = True) -> ReplayPolicy:
-    """The trained network with the inference rule of :func:`hydra_vr.controller.dqn.select_action`."""
+    """A Q-network (a checkpoint's, or a DQN's ``policy.q_net``) with the rule of :func:`hydra_vr.controller.dqn.select_action`."""
     from hydra_vr.controller.dqn import q_values, select_action
 
     def act(obs: np.ndarray, info: dict[str, Any]) -> int:
         mask = info["action_mask"]
-        return select_action(q_values(model, obs, reward_scale), info["probabilities"], num_options,
+        return select_action(q_values(q_net, obs, reward_scale), info["probabilities"], num_options,
                              replan_allowed=bool(mask[-1]), temperature=temperature, use_probabilities=use_probabilities)
 
     return act

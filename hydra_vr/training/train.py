@@ -1,7 +1,7 @@
 """Train the controller with stable-baselines3 DQN on replayed episodes.
 
 The network is SB3's MLP Q-network with ``net_arch=[512]`` (one hidden layer), invalid actions
-masked from the observation (:mod:`hydra_vr.training.masked_dqn`), Adam at 1e-4,
+masked from the observation (:mod:`hydra_vr.controller.qnet`), Adam at 1e-4,
 batch 128, learning after 1000 transitions, epsilon-greedy from 0.2 decaying linearly to 0.02
 over the first 30% of the run, a replay buffer, a soft target update (tau 0.01) after every step.
 Rewards are multiplied by ``reward_scale`` (0.01) for learning only; Q-values are divided back for
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from hydra_vr.training.checkpoint import CheckpointMeta, save_checkpoint
+from hydra_vr.controller.checkpoint import CheckpointMeta, save_checkpoint
 from hydra_vr.training.episodes import RecordedEpisode
 from hydra_vr.training.evaluation import PolicyStats, dqn_policy, evaluate_policy, planner_probability_policy
 from hydra_vr.training.replay_env import ReplayEnv
@@ -96,7 +96,7 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
             return True
 
         def _policy(self) -> Any:
-            return dqn_policy(self.model, num_options, reward_scale=cfg.dqn.reward_scale,
+            return dqn_policy(self.model.policy.q_net, num_options, reward_scale=cfg.dqn.reward_scale,
                               temperature=cfg.selection.q_temperature)
 
     return EvalAndStop()
@@ -153,7 +153,7 @@ def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path |
     model.learn(total_timesteps=steps, callback=callback, progress_bar=progress_bar)
     result.seconds = time.perf_counter() - t0
     result.timesteps = int(model.num_timesteps)
-    policy = dqn_policy(model, env.num_options, reward_scale=scale, temperature=cfg.selection.q_temperature)
+    policy = dqn_policy(model.policy.q_net, env.num_options, reward_scale=scale, temperature=cfg.selection.q_temperature)
     result.validation = evaluate_policy("dqn", policy, val, cfg.reward)
     if callback.best is not None and result.validation.mean_reward < callback.best[0]:
         model.policy.load_state_dict(callback.best[1])
