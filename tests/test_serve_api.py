@@ -375,3 +375,27 @@ def test_without_a_runs_folder_the_browser_is_empty(make_client):
     with make_client() as client:
         assert client.get("/v1/runs").json() == {"runs": []}
         assert "no runs folder" in client.get("/v1/runs/small").json()["detail"]
+
+
+def test_openapi_page_is_served_without_a_cdn(make_client):
+    with make_client(token="s3cret") as client:  # the API description is public, its data is not
+        docs = client.get("/docs")
+        assert docs.status_code == 200 and "/static-docs/swagger-ui-bundle.js" in docs.text
+        assert "cdn" not in docs.text.lower()
+        assert client.get("/static-docs/swagger-ui-bundle.js").status_code == 200
+        paths = client.get("/openapi.json").json()["paths"]
+        assert {"/v1/ask", "/v1/ground", "/v1/jobs/{job_id}", "/v1/jobs/{job_id}/events", "/v1/runs",
+                "/v1/runs/{name}/samples/{sample_id}", "/healthz", "/metrics"} <= set(paths)
+
+
+def test_cli_refuses_an_open_address_without_a_token(serve_config, tmp_path):
+    from typer.testing import CliRunner
+
+    from hydra_vr.cli.main import app
+
+    result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0", "--config", str(serve_config)], env={"HYDRA_VR_TOKEN": ""})
+    assert result.exit_code == 2 and "set a token" in result.output
+    result = CliRunner().invoke(app, ["serve", "--runs-dir", str(tmp_path / "missing"), "--config", str(serve_config)])
+    assert result.exit_code == 2 and "no such folder" in result.output
+    result = CliRunner().invoke(app, ["serve", "--config", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2 and "config file not found" in result.output

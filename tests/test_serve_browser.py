@@ -78,15 +78,18 @@ def _wait_until_ready(proc: subprocess.Popen, log: Path) -> str:
             base = found.group(1) if found else None
         if base is not None:
             request = urllib.request.Request(f"{base}/healthz", headers={"Authorization": f"Bearer {TOKEN}"})
-            with urllib.request.urlopen(request, timeout=5) as response:
-                if json.load(response)["ready_workers"] == 1:  # the worker has loaded its models
-                    return base
+            try:
+                with urllib.request.urlopen(request, timeout=5) as response:
+                    if json.load(response)["ready_workers"] == 1:  # the worker has loaded its models
+                        return base
+            except OSError:  # still starting
+                pass
         time.sleep(0.2)
     raise AssertionError(f"the server did not get ready: {log.read_text()[-2000:]}")
 
 
 @pytest.fixture
-def page(tmp_path):
+def page(tmp_path, server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -98,6 +101,15 @@ def page(tmp_path):
         errors: list[str] = []
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+
+        def offline(route):  # the page must work with no network beyond the server: nothing else is fetched
+            if route.request.url.startswith(server + "/") or route.request.url.startswith("blob:"):
+                route.continue_()
+            else:
+                errors.append(f"fetched from outside: {route.request.url}")
+                route.abort()
+
+        context.route("**/*", offline)
         try:
             yield page
             assert errors == [], errors  # no script error, no failed request
@@ -160,3 +172,10 @@ def test_runs_view_opens_a_sample_with_its_trace_and_ground_truth(server, page, 
     assert page.locator("#run-image").evaluate("img => img.naturalWidth") == 810
     assert "the bus" in page.inner_text("#sample-record")
     page.screenshot(path=str(tmp_path / "runs.png"), full_page=True)
+
+
+def test_the_openapi_page_renders_offline(server, page):
+    page.goto(server + "/docs")
+    page.wait_for_selector(".swagger-ui .info .title")
+    assert "hydra-vr" in page.inner_text(".swagger-ui .info .title")
+    page.wait_for_selector(".opblock-summary-path[data-path='/v1/ask']")  # the endpoints are listed

@@ -61,6 +61,7 @@ def serve_command(
     except OSError as exc:
         sock.close()
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    sock.listen(2048)  # connections made once the address is printed wait in the backlog, not refused
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     typer.echo(f"hydra-vr serve: listening on http://{shown}:{bound}/ (API docs at /docs), pid {os.getpid()}", err=True)

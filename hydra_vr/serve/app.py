@@ -18,9 +18,10 @@ from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from hydra_vr.serve.episodes import AgentFactory, EpisodeWorker
-from hydra_vr.serve.guard import GuardMiddleware
+from hydra_vr.serve.guard import DOCS_STATIC, GuardMiddleware
 from hydra_vr.serve.jobs import Job, JobQueue
 from hydra_vr.serve.metrics import ServeMetrics
 from hydra_vr.serve.routes_jobs import router as jobs_router
@@ -75,9 +76,10 @@ def create_app(settings: ServeSettings, agent_factory: AgentFactory | None = Non
             if own_dir:
                 shutil.rmtree(work, ignore_errors=True)
 
-    app = FastAPI(title="hydra-vr", version="0.1.0", lifespan=lifespan,
-                  description="Ask questions about images, ground expressions to boxes, watch the steps, "
-                              "browse eval runs. Boxes are [x1, y1, x2, y2] pixels, origin top-left.")
+    # FastAPIOffline: the /docs and /redoc pages with their scripts served by the app, not a CDN.
+    app = FastAPIOffline(title="hydra-vr", version="0.1.0", lifespan=lifespan, static_url=DOCS_STATIC,
+                         description="Ask questions about images, ground expressions to boxes, watch the steps, "
+                                                 "browse eval runs. Boxes are [x1, y1, x2, y2] pixels, origin top-left.")
     app.include_router(jobs_router)
     app.include_router(runs_router)
     _add_plain_routes(app)

@@ -16,8 +16,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from hydra_vr.serve.images import human_size
 
 # Paths anyone may fetch: the page shell and its files hold no data, and the API description none either.
+DOCS_STATIC = "/static-docs"  # the OpenAPI pages' own scripts (fastapi-offline)
 PUBLIC_PATHS = ("/", "/favicon.ico", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/redoc")
-PUBLIC_PREFIXES = ("/static/",)
+PUBLIC_PREFIXES = ("/static/", DOCS_STATIC + "/")
 FORM_OVERHEAD = 64 * 1024  # room for the form's text fields and multipart boundaries beside the image
 
 
