@@ -38,17 +38,17 @@ class InstantAgent:
         self.ends: list[float] = []
         code = 'image_patch = ImagePatch(image)\ncups = image_patch.find("cup")\nfinal_answer = "yes" if cups else "no"'
         self._step = StepTrace(
-            step=1, options=[Option("Find the cups", 0.6), Option("Check the table", 0.4)], probabilities=[0.6, 0.4],
-            choice=0, replans=0, instruction="Find the cups", attempts=[Attempt(code, True, None, None)],
+            step=1, action="Find the cups", role="hydra", code=code, attempts=[Attempt(code, True, None, None)],
             result={"ok": True, "error_kind": None, "error": None, "final_answer": "yes",
                     "variables": [{"name": "cups", "type": "list", "value": "[ImagePatch(cup, [12, 40, 88, 120])]"}],
                     "stdout": "", "tool_calls": 1},
-            feedback="find('cup'): 1 found: cup [12, 40, 88, 120] (0.81)\nfinal_answer = 'yes'", decision="answer",
+            observation="find('cup'): 1 found: cup [12, 40, 88, 120] (0.81)\nfinal_answer = 'yes'", decision="answer",
             guess="yes", seconds={"plan": 0.4, "execute": 0.2, "summarize": 0.1, "total": 0.7},
             llm={"calls": 3, "prompt_tokens": 1800, "completion_tokens": 90},
+            extra={"options": [Option("Find the cups", 0.6), Option("Check the table", 0.4)], "choice": 0, "replans": 0},
         )
 
-    def run(self, image_path: str, query: str, task: str = "vqa") -> EpisodeResult:
+    def run(self, image_path: str, query: str, task: str = "vqa", choices: list[str] | None = None) -> EpisodeResult:
         self.starts.append(time.perf_counter())
         result = EpisodeResult(query=query, task=task, image=image_path, mode="no_rl", answer="yes", boxes=[],
                                steps=[self._step], seconds=0.7, llm={"calls": 3, "prompt_tokens": 1800, "completion_tokens": 90})

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
 class _Strict(BaseModel):
@@ -59,11 +59,36 @@ class SandboxConfig(_Strict):
 
 
 class AgentConfig(_Strict):
+    """The agent: which strategy, HYDRA's ablation ``mode``, and budgets every strategy shares.
+
+    A strategy's own options go in a section named after it (``agent.hammr: {flat: true}``),
+    validated by that strategy's options model when the agent is built. ``mode: vipergpt`` is
+    another name for ``strategy: vipergpt`` (kept for old configs and command lines).
+    """
+
+    model_config = ConfigDict(extra="allow", protected_namespaces=())
+
+    strategy: str = "hydra"
     mode: Literal["full", "no_rl", "one_step", "no_sampling", "vipergpt"] = "no_rl"
     num_options: int = Field(5, ge=1, le=10)
     max_steps: int = Field(5, ge=1)
     max_code_retries: int = Field(2, ge=0)
     max_replans: int = Field(2, ge=0)
+
+    @model_validator(mode="after")
+    def _sections_are_dicts(self) -> AgentConfig:
+        for key, value in (self.model_extra or {}).items():
+            if not isinstance(value, dict):
+                raise ValueError(f"agent.{key} must be a section of options for the strategy {key!r}, got {value!r}")
+        return self
+
+    @property
+    def strategy_name(self) -> str:
+        return "vipergpt" if self.mode == "vipergpt" else self.strategy
+
+    def strategy_options(self, name: str | None = None) -> dict[str, Any]:
+        """The ``agent.<name>`` section (the current strategy's by default), unvalidated."""
+        return dict((self.model_extra or {}).get(name or self.strategy_name) or {})
 
 
 class HydraConfig(_Strict):

@@ -57,8 +57,13 @@ def build_toolbox(cfg: HydraConfig, llm: Callable[[], Any] | None = None, embedd
 def build_controller(cfg: HydraConfig, checkpoint: str | None = None) -> Any:
     """The controller for ``cfg.agent.mode``: a DQN checkpoint when given (mode full), else the
     planner-probability policy."""
+    from hydra_vr.config import ConfigError
     from hydra_vr.controller import PlannerProbabilityController, default_controller_registry
 
+    if cfg.agent.mode == "full" and not checkpoint:
+        # Running the planner policy under the name of the RL controller would mislabel every result.
+        raise ConfigError("mode full runs the trained RL controller: give its checkpoint (--controller CKPT, made by "
+                          "hydra-vr train-controller), or use mode no_rl for the planner's probabilities")
     if checkpoint:
         return default_controller_registry().create("dqn", checkpoint=checkpoint, config=cfg)
     return PlannerProbabilityController()

@@ -49,12 +49,11 @@ def test_degenerate_masks_fall_back_to_centre_weighting_and_say_so() -> None:
 def test_patch_colour_calls_use_the_foreground_for_objects_only(Patch, embedded_toolbox) -> None:
     scene = Patch(_red_square_on_blue())
     square = scene.crop(90, 40, 210, 160)
-    embedded_toolbox.drain_calls()
-    assert square.verify_property("square", "red") and not square.verify_property("square", "blue")
-    assert square.best_text_match(["blue", "red"]) == "red"
-    # The whole image is a scene: its colours are every pixel's, so it is blue.
-    assert scene.best_text_match(["blue", "red"]) == "blue"
-    calls = embedded_toolbox.drain_calls()
+    with embedded_toolbox.recording() as calls:
+        assert square.verify_property("square", "red") and not square.verify_property("square", "blue")
+        assert square.best_text_match(["blue", "red"]) == "red"
+        # The whole image is a scene: its colours are every pixel's, so it is blue.
+        assert scene.best_text_match(["blue", "red"]) == "blue"
     evidence = [c.meta["evidence"] for c in calls]
     assert all("object mask" in e for e in evidence[:3]) and "centre-weighted" in evidence[3]
     line = textualize_call(calls[2])

@@ -26,7 +26,7 @@ CODE = {
     "Find the cup": 'cups = ImagePatch(image).find("cup")',
     "Crop the cup and answer its colour": 'final_answer = "white"',
     "Look for a giraffe": 'giraffes = ImagePatch(image).find("giraffe")',
-    "Ask what is on the saucer": 'final_answer = "spoon"',
+    "Ask what is on the saucer": 'final_answer = "black"',  # a wrong colour
 }
 
 
@@ -85,7 +85,7 @@ def test_live_env_runs_the_loop_and_passes_check_env(agent, sample):
         assert (r, term, info["outcome"]) == (-1, False, "continue")
         assert info["action_mask"].tolist() == [True, False, False, True]  # step 2 offers one option
         _, r, term, _, info = env.step(0)
-        assert term and info["answer"] == "spoon" and r == 100 - 2 - 100  # wrong answer at step 2
+        assert term and info["answer"] == "black" and r == 100 - 2 - 100  # wrong answer at step 2
         env.reset()
         _, r, term, _, info = env.step(3)  # REPLAN at step 1: same step, small cost
         assert (r, term, info["outcome"], info["action_mask"][3]) == (-1, False, "replan", False)
@@ -104,7 +104,7 @@ def test_recorder_executes_every_option_and_replays(agent, sample, sandboxes):
     recorder = EpisodeRecorder(agent, ObservationEncoder(HashEmbedder(), 3), explore="all", side_runner=sandboxes[1])
     episode = recorder.record(sample, "user")
     episode = RecordedEpisode.from_dict(json.loads(json.dumps(episode.to_dict())))
-    assert [s.step for s in episode.steps] == [1, 2] and episode.result["answer"] == "spoon"
+    assert [s.step for s in episode.steps] == [1, 2] and episode.result["answer"] == "black"
     first = episode.steps[0]
     assert [o.instruction for o in first.executed.options] == OPTIONS and first.executed.choice == 0
     find, crop, giraffe = first.outcomes
@@ -112,7 +112,7 @@ def test_recorder_executes_every_option_and_replays(agent, sample, sandboxes):
     assert (crop.recorded, crop.decision, crop.answer, crop.metric, crop.final) == (True, "answer", "white", 1.0, True)
     assert giraffe.recorded and giraffe.decision == "continue" and "giraffe" in giraffe.feedback
     last = episode.steps[1].outcomes[0]
-    assert (last.final, last.answer, last.metric) == (True, "spoon", 0.0)
+    assert (last.final, last.answer, last.metric) == (True, "black", 0.0)
     # The side executions left the episode itself alone: step 2 saw only step 1's memory.
     assert "Find the cup" in episode.steps[1].memory and "giraffe" not in episode.steps[1].memory
 

@@ -324,7 +324,7 @@ def test_tool_server_refuses_malformed_requests(fake: FakeToolbox) -> None:
     assert server.answer(fake, "find", (("imgref", "img1", (0, 0, 10, 10)), "cup"))[0] == "tool_ok"
     for op, args in [
         ("__init__", ()),
-        ("drain_calls", ()),
+        ("recording", ()),
         ("find", (("imgref", "img9", None), "cup")),
         ("find", (("imgref", "img1", (0, 0, 1.5, 2)), "cup")),
         ("find", (("pixels", "RGB", 2, 2, b"123"), "cup")),

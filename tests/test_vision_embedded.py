@@ -74,8 +74,9 @@ def test_find_within_a_patch_returns_original_image_coordinates(Patch, photo):
 
 def test_unmapped_name_returns_nothing_with_reason(embedded_toolbox, photo):
     patch = ImagePatch(str(photo("bus")))
-    assert embedded_toolbox.find(patch.cropped_image, "spaceship") == []
-    call = embedded_toolbox.calls[-1]
+    with embedded_toolbox.recording() as calls:
+        assert embedded_toolbox.find(patch.cropped_image, "spaceship") == []
+    call = calls[-1]
     assert call.tool == "find" and "not a COCO-80 class" in call.meta["mapping"]
 
 

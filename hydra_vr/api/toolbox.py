@@ -7,12 +7,14 @@ proxy exactly this surface to the parent process.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +78,6 @@ class VisionToolbox:
         llm: Callable[[], Any] | None = None,
         embedder: Callable[[], Any] | None = None,
         registry: Registry | None = None,
-        max_call_log: int = 256,
     ) -> None:
         self.config = config or VisionConfig()
         self.registry = registry or default_vision_registry()
@@ -86,8 +87,11 @@ class VisionToolbox:
         self._backends: dict[str, Any] = {}
         self._lock = threading.RLock()  # backends may be built from worker threads
         self._depth_cache: OrderedDict[int, np.ndarray] = OrderedDict()
-        self.calls: list[ToolCallRecord] = []
-        self._max_call_log = max_call_log
+        # The calls of the program being served go to the list its caller opened with recording():
+        # per context (thread), so concurrent episodes never see each other's calls, and nothing
+        # accumulates when nobody records.
+        self._recording: contextvars.ContextVar[list[ToolCallRecord] | None] = contextvars.ContextVar(
+            f"tool_calls_{id(self)}", default=None)
 
     # ---------------------------------------------------------------- backends
     def backend(self, role: str) -> Any:
@@ -123,13 +127,19 @@ class VisionToolbox:
         return out
 
     def _record(self, tool: str, args: dict[str, Any], result: Any, t0: float, **meta: Any) -> None:
-        self.calls.append(ToolCallRecord(tool, args, result, (time.perf_counter() - t0) * 1000, meta))
-        if len(self.calls) > self._max_call_log:
-            del self.calls[: len(self.calls) - self._max_call_log]
+        calls = self._recording.get()
+        if calls is not None:
+            calls.append(ToolCallRecord(tool, args, result, (time.perf_counter() - t0) * 1000, meta))
 
-    def drain_calls(self) -> list[ToolCallRecord]:
-        calls, self.calls = self.calls, []
-        return calls
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[list[ToolCallRecord]]:
+        """Collect the tool calls made in this context (a program step): ``with tb.recording() as calls:``."""
+        calls: list[ToolCallRecord] = []
+        token = self._recording.set(calls)
+        try:
+            yield calls
+        finally:
+            self._recording.reset(token)
 
     # -------------------------------------------------------------- operations
     def find(self, image: Image.Image, name: str) -> list[Detection]:

@@ -12,7 +12,9 @@ import yaml
 from hydra_vr.config import ConfigError, HydraConfig, load_config
 
 CONFIG_OPTION = typer.Option("default", "--config", "-c", help="Packaged profile name (default, hub, openai) or a YAML file.")
-MODE_HELP = "Loop mode: full (RL controller), no_rl, one_step, no_sampling, vipergpt. Default: the config's."
+MODE_HELP = ("HYDRA's ablations: full (RL controller; needs --controller), no_rl, one_step, no_sampling "
+             "(vipergpt still works: it means --strategy vipergpt). Default: the config's.")
+STRATEGY_HELP = "Agent strategy: hydra, vipergpt, ... (`hydra-vr strategies` lists them). Default: the config's (hydra)."
 CONTROLLER_HELP = "A trained controller checkpoint (hydra-vr train-controller); implies mode full."
 SET_OPTION = typer.Option(None, "--set", help="Override a config field, e.g. --set vision.detector.options.score_threshold=0.3 (repeatable).")
 
@@ -35,13 +37,16 @@ def print_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
-def loop_overrides(overrides: list[str] | None, mode: str | None = None, controller: object | None = None) -> list[str]:
-    """The --set overrides plus what --mode / --controller imply (a checkpoint needs the full loop)."""
+def loop_overrides(overrides: list[str] | None, mode: str | None = None, controller: object | None = None,
+                   strategy: str | None = None) -> list[str]:
+    """The --set overrides plus what --mode / --controller / --strategy imply (a checkpoint needs the full loop)."""
     sets = list(overrides or [])
     if mode:
         sets.append(f"agent.mode={mode}")
     elif controller:
         sets.append("agent.mode=full")
+    if strategy:
+        sets.append(f"agent.strategy={strategy}")
     return sets
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from hydra_vr.cli.common import (
-    CONFIG_OPTION, CONTROLLER_HELP, MODE_HELP, SET_OPTION, default_examples, fail, load_cli_config, loop_overrides,
+    CONFIG_OPTION, CONTROLLER_HELP, MODE_HELP, SET_OPTION, STRATEGY_HELP, default_examples, fail, load_cli_config, loop_overrides,
     parse_loader_options,
 )
 from hydra_vr.cli.ray_options import (
@@ -28,6 +28,20 @@ EVAL_HELP = (  # one paragraph per line: the help renderer re-wraps lines, it do
     "On a Ray cluster: the same command with --ray auto (or HOST:PORT) --workers N; the run directory, "
     "resume and report are those of a local run."
 )
+
+
+def _check_agent_config(cfg: Any, controller: Path | None) -> None:
+    """Refuse an unknown strategy, bad strategy options, or mode full without a checkpoint before any sample runs."""
+    from hydra_vr.agent.strategy import StrategyConfigError, build_strategy, check_sections
+
+    try:
+        check_sections(dict(cfg.agent.model_extra or {}))
+        build_strategy(cfg.agent.strategy_name, cfg.agent.strategy_options())
+    except StrategyConfigError as exc:
+        fail(str(exc))
+    if cfg.agent.mode == "full" and not controller:
+        fail("--mode full runs the trained RL controller: give --controller CKPT (made by hydra-vr train-controller), "
+             "or use --mode no_rl for the planner's probabilities")
 
 
 def _print_summary(report: dict[str, Any], run_dir: Path) -> None:
@@ -50,6 +64,7 @@ def eval_command(
     limit: int = typer.Option(None, "--limit", min=0, help="Only the first N samples."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Samples run in parallel, each worker a process with its own models."),
     mode: str = typer.Option(None, "--mode", help=MODE_HELP),
+    strategy: str = typer.Option(None, "--strategy", "-s", help=STRATEGY_HELP),
     controller: Path = typer.Option(None, "--controller", help=CONTROLLER_HELP),
     examples: str = typer.Option(None, "--examples", help="Few-shot example set (vqa, okvqa, grounding); default by dataset."),
     options: list[str] = typer.Option(None, "--option", help="Dataset loader option name=value, e.g. coco_root=/data/coco, version=all, split_by=google (repeatable)."),
@@ -93,7 +108,8 @@ def eval_command(
         fail("--dataset is required (unless --report-only)")
     loader_options = parse_loader_options(options)
     cluster = ray_settings(ray, workers, ray_cpus, ray_gpus, ray_memory_mb, ray_resources, max_tries)
-    cfg = load_cli_config(config, loop_overrides(overrides, mode, controller))
+    cfg = load_cli_config(config, loop_overrides(overrides, mode, controller, strategy))
+    _check_agent_config(cfg, controller)
     try:
         samples = load_dataset(dataset, data_root, split, limit, **loader_options)
         missing = check_images(samples)
@@ -115,6 +131,7 @@ def eval_command(
         dataset=key, data_root=str(data_root.expanduser().resolve()) if data_root else None, split=split, limit=limit,
         mode=cfg.agent.mode, config=config, controller=str(controller) if controller else None, examples=example_set,
         overrides=tuple(overrides or []), options=loader_options,
+        strategy=None if cfg.agent.strategy_name == "hydra" else cfg.agent.strategy_name,
     )
     spec = AgentSpec(cfg, controller=str(controller) if controller else None, example_set=example_set)
     if controller:  # refuse a bad checkpoint now, not as one error record per sample

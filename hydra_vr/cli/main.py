@@ -6,7 +6,7 @@ import logging
 
 import typer
 
-from hydra_vr.cli.ask_cmd import ask, ground
+from hydra_vr.cli.ask_cmd import ask, ground, strategies
 from hydra_vr.cli.compare_cmd import COMPARE_HELP, compare_command
 from hydra_vr.cli.eval_cmd import EVAL_HELP, eval_command
 from hydra_vr.cli.record_cmd import RECORD_HELP, record_command
@@ -24,6 +24,7 @@ app = typer.Typer(
 )
 app.command("ask", help="Answer a question about an image with the reasoning loop.")(ask)
 app.command("ground", help="Ground a referring expression to a box with the reasoning loop.")(ground)
+app.command("strategies", help="List the agent strategies (--strategy NAME) with one line each and their options.")(strategies)
 app.command("tools", help="Run vision tools on one image: find objects, read text, classify, colours, depth, VQA.")(tools)
 app.command("eval", help=EVAL_HELP)(eval_command)
 app.command("compare", help=COMPARE_HELP)(compare_command)

@@ -66,6 +66,8 @@ class EvalSettings:
     examples: str | None = None
     overrides: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)  # dataset loader options
+    # None for HYDRA (so runs made before strategies existed still resume), else the strategy's name.
+    strategy: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # As run.json will read back (paths as strings, tuples as lists), so a resume compares equal.

@@ -323,3 +323,15 @@ class ManagedEmbedder:
 
     def __repr__(self) -> str:
         return f"ManagedEmbedder({self.inner!r}, cache={self._cache_dir is not None})"
+
+
+def usage_snapshot(llm: Any) -> dict[str, float]:
+    """The usage counters of ``llm`` (a ManagedChatModel), or {} for a model that keeps none."""
+    usage = getattr(llm, "usage", None)
+    return usage.snapshot() if usage is not None else {}
+
+
+def usage_since(llm: Any, before: dict[str, float]) -> dict[str, float]:
+    """Usage of ``llm`` since :func:`usage_snapshot` returned ``before``."""
+    usage = getattr(llm, "usage", None)
+    return usage.since(before) if usage is not None else {}

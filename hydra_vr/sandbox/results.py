@@ -70,6 +70,7 @@ class ProgramResult:
     deleted: list[str] = field(default_factory=list)
     stdout: str = ""
     tool_calls: int = 0
+    calls: list[Any] = field(default_factory=list)  # this step's ToolCallRecords, for the textualizer
     line: int | None = None
     rule: str | None = None
     namespace_lost: bool = False

@@ -256,11 +256,22 @@ class Sandbox:
             result.timings.total = (time.perf_counter() - t0) * 1000
             return result
 
+    def _serve(self, tools: Any, op: str, args: Any, calls: list[Any]) -> Any:
+        """Answer one proxied call; what the toolbox records of it goes to this step's ``calls``."""
+        recording = getattr(tools, "recording", None)
+        if recording is None:  # a toolbox without a call log (test fakes)
+            return self._server.answer(tools, op, args)
+        with recording() as made:
+            reply = self._server.answer(tools, op, args)
+        calls.extend(made)
+        return reply
+
     def _exchange(
         self, child: _Child, code: str, image: _EpisodeImage | None, timeout: float, tools: Any
     ) -> ProgramResult:
         tool_s = 0.0
         tool_calls = 0
+        calls: list[Any] = []  # this step's tool-call records, returned with its result
         try:
             if image is not None and child.image_key != image.key:
                 img = image.image  # sent once per episode image; tool calls then refer to it by key
@@ -279,7 +290,7 @@ class Sandbox:
                     raise _ProtocolError("malformed message")
                 if message[0] == "tool" and len(message) == 3:
                     t_tool = time.perf_counter()
-                    reply = self._server.answer(tools, message[1], message[2])
+                    reply = self._serve(tools, message[1], message[2], calls)
                     _send_reply(child.conn, reply)
                     tool_s += time.perf_counter() - t_tool
                     tool_calls += 1
@@ -288,6 +299,7 @@ class Sandbox:
                 elif message[0] == "result" and len(message) == 2:
                     result = _result_from_child(message[1])
                     result.tool_calls = tool_calls
+                    result.calls = calls
                     result.timings.tools = tool_s * 1000
                     return result
                 else:

@@ -1,0 +1,170 @@
+"""The one step every strategy uses: code for an instruction, run in the sandbox, errors fed back.
+
+:func:`run_step` writes a program (through any ``write(previous_code, error)`` callable: the
+HYDRA reasoner, ViperGPT's whole-program prompt, a HierVA worker...), refuses a program that an
+earlier step already ran, runs it, feeds errors back for a bounded number of retries, falls back
+to a fixed program, textualizes the result with that step's own tool calls, and extracts the
+typed guess and the boxes. The recorder uses the same function, so recorded options are exactly
+what the loop would have produced.
+
+:class:`EpisodeState` saves and restores an episode (memory entries and the sandbox namespace,
+rebuilt by replaying the kept programs), for strategies that backtrack.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hydra_vr.agent.types import Attempt, Task
+from hydra_vr.answer_types import AnswerSpec, is_failure_answer
+from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
+from hydra_vr.sandbox.results import ProgramResult
+
+CodeWriter = Callable[[str, str], str]  # (previous_code, error) -> program
+
+
+class ProgramRunner(Protocol):
+    """What a strategy needs from the sandbox: run a step in the episode's namespace, and reset it."""
+
+    def run(self, code: str, image_path: str | None = None) -> Any: ...
+
+    def reset(self) -> None: ...
+
+
+@dataclass
+class StepOutcome:
+    attempts: list[Attempt]
+    program: Any  # the last attempt's ProgramResult
+    observation: str  # the textualized result, with this step's tool calls
+    guess: str | None  # the program's answer in the expected type, if it gave one
+    note: str | None  # why its answer was refused, for the next plan
+    boxes: list[list[float]]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.program.ok)
+
+    @property
+    def code(self) -> str:
+        return self.attempts[-1].code if self.attempts else ""
+
+
+def run_step(
+    runner: ProgramRunner,
+    image_path: str,
+    write: CodeWriter,
+    *,
+    task: Task,
+    spec: AnswerSpec | None,
+    max_retries: int,
+    fallback_code: str | None,
+    earlier: Sequence[MemoryEntry] = (),
+) -> StepOutcome:
+    """Write and run a program; retry with the error fed back; then ``fallback_code`` (if any)."""
+    attempts: list[Attempt] = []
+    code, error, program = "", "", None
+    for _ in range(max_retries + 1):
+        code = write(code, error)
+        repeat = repeated_step(code, earlier)
+        if repeat is not None:  # the same program gives the same result: ask for another one
+            error = (f"This program is the same as step {repeat.step}'s, which already ran and gave:\n{repeat.feedback[:300]}\n"
+                     "Write a different program for the instruction.")
+            attempts.append(Attempt(code, False, "repeat", error))
+            continue
+        program = runner.run(code, image_path)
+        attempts.append(Attempt(code, program.ok, program.error_kind, program.error))
+        if program.ok:
+            break
+        error = program.feedback()
+    if (program is None or not program.ok) and fallback_code is not None:
+        program = runner.run(fallback_code, image_path)
+        attempts.append(Attempt(fallback_code, program.ok, program.error_kind, program.error, fallback=True))
+    if program is None:  # every attempt repeated an earlier step and there is no fallback
+        program = ProgramResult(ok=False, error_kind="runtime", error=error)
+    observation = textualize_step(program, program.calls)
+    guess, note = typed_guess(program, spec) if spec is not None and task == "vqa" else (None, None)
+    boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
+    return StepOutcome(attempts, program, observation, guess, note, boxes)
+
+
+def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]:
+    """(the program's answer in ``spec``'s type, None) or (None, why it was refused).
+
+    A failure message from the program's own else-branch ("no bus found"), a patch, an error or a
+    reply of the wrong type is never a guess; the note tells the next plan to try another way.
+    """
+    if not program.ok:
+        return None, None  # the error is already in the feedback
+    if not program.has_final_answer or program.final_answer is None:
+        return None, "the program set no final_answer; try another way to get the answer"
+    value = program.final_answer
+    if isinstance(value, (dict, list)):
+        return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
+    typed = spec.coerce(value)
+    if typed is not None:
+        return typed, None
+    reason = spec.check(value)
+    if is_failure_answer(value):
+        return None, (f"{reason}; the detector may have no class for that name: try another approach, for example "
+                      "simple_query on the whole image")
+    return None, reason
+
+
+def boxes_of(value: Any) -> list[list[float]]:
+    """Boxes in a final_answer as the sandbox reports it (a patch dict, or a list of them)."""
+    if isinstance(value, dict) and value.get("box") is not None:
+        return [list(map(float, value["box"]))]
+    if isinstance(value, (list, tuple)):
+        return [b for v in value for b in boxes_of(v)][:1]
+    return []
+
+
+def _program_key(code: str) -> str:
+    return "\n".join(line.strip() for line in code.strip().splitlines() if line.strip())
+
+
+def repeated_step(code: str, earlier: Sequence[MemoryEntry]) -> MemoryEntry | None:
+    """The earlier step that ran exactly this program (whitespace aside), if any."""
+    key = _program_key(code)
+    return next((e for e in earlier if key and key == _program_key(e.code)), None)
+
+
+def result_dict(program: Any) -> dict[str, Any]:
+    """A ProgramResult as trace JSON."""
+    return {
+        "ok": program.ok, "error_kind": program.error_kind, "error": program.error,
+        "final_answer": program.final_answer if program.has_final_answer else None,
+        "variables": [v.to_dict() for v in program.variables], "stdout": program.stdout[:2000],
+        "tool_calls": program.tool_calls,
+    }
+
+
+@dataclass
+class EpisodeState:
+    """A saved point of an episode: memory entries and the programs whose variables the namespace holds."""
+
+    entries: list[MemoryEntry] = field(default_factory=list)
+    programs: list[str] = field(default_factory=list)
+
+    @classmethod
+    def save(cls, memory: StateMemoryBank, programs: Sequence[str] | None = None) -> EpisodeState:
+        """Snapshot ``memory``; the kept programs default to each entry's final code."""
+        kept = list(programs) if programs is not None else [e.code for e in memory.entries if e.ok and e.code]
+        return cls(copy.deepcopy(memory.entries), kept)
+
+    def restore(self, memory: StateMemoryBank, runner: ProgramRunner, image_path: str) -> list[Any]:
+        """Put ``memory`` back to this state and rebuild the sandbox namespace by replaying the programs.
+
+        Returns the replayed programs' results (a replay that now fails is reported, not hidden).
+        Variables a failed attempt assigned before a working one are not rebuilt.
+        """
+        memory.entries = copy.deepcopy(self.entries)
+        runner.reset()
+        return [runner.run(code, image_path) for code in self.programs]
+
+
+__all__ = ["CodeWriter", "EpisodeState", "ProgramRunner", "StepOutcome", "boxes_of", "repeated_step", "result_dict", "run_step",
+           "typed_guess"]

@@ -1,0 +1,52 @@
+"""Pieces every strategy may end with: the whole-image answer and the typed fallback chain."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from hydra_vr.agent.roles import fallback_program
+from hydra_vr.agent.step import result_dict
+from hydra_vr.agent.types import Attempt, StepTrace
+from hydra_vr.answer_types import AnswerSpec, best_typed, clean, is_failure_answer
+from hydra_vr.llm.wrapper import usage_since, usage_snapshot
+from hydra_vr.memory import textualize_step
+
+if TYPE_CHECKING:
+    from hydra_vr.agent.loop import HydraAgent
+    from hydra_vr.agent.strategy import Episode
+
+
+def whole_image_answer(ctx: HydraAgent, episode: Episode, role: str, depth: int = 0) -> None:
+    """Last resort: ``simple_query`` of the query on the whole image, traced as a step of its own."""
+    spec = episode.spec
+    assert spec is not None
+    t = time.perf_counter()
+    usage0 = usage_snapshot(ctx.llm)
+    code = fallback_program(episode.query, "vqa")
+    program = ctx.runner.run(code, episode.image_path)
+    raw = str(program.final_answer) if program.ok and program.has_final_answer else ""
+    answer = spec.coerce(raw)
+    if answer is None and raw and not is_failure_answer(raw):
+        answer = clean(raw)  # the VQA tool's own words: better than no answer at the very end
+    result = episode.result
+    result.answer, result.answer_source = answer, "fallback simple_query"
+    result.steps.append(StepTrace(
+        step=len(result.steps) + 1, action="(fallback) ask the whole image", role=role, depth=depth, code=code,
+        observation=textualize_step(program, program.calls), decision="answer", guess=answer,
+        attempts=[Attempt(code, program.ok, program.error_kind, program.error, fallback=True)], result=result_dict(program),
+        llm=usage_since(ctx.llm, usage0), seconds={"total": time.perf_counter() - t}))
+
+
+def typed_fallback(ctx: HydraAgent, episode: Episode, guesses: list[str], role: str, depth: int = 0) -> None:
+    """The best typed guess of the episode, else the whole-image answer."""
+    spec = episode.spec
+    assert spec is not None
+    answer = best_typed(guesses, spec)
+    if answer is not None:
+        episode.result.answer, episode.result.answer_source = answer, "typed guess"
+        return
+    whole_image_answer(ctx, episode, role, depth)
+
+
+__all__ = ["AnswerSpec", "typed_fallback", "whole_image_answer"]

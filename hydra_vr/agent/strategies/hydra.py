@@ -1,0 +1,184 @@
+"""HYDRA (Ke et al., ECCV 2024): planner -> controller -> reasoner -> sandbox -> textualizer -> memory -> summarizer.
+
+``agent.mode`` selects the paper's ablations: ``full`` (the trained controller), ``no_rl`` (the
+planner's most probable option), ``one_step`` (a single step, no incremental reasoning),
+``no_sampling`` (the planner proposes one instruction).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, ClassVar
+
+from hydra_vr.agent.roles import Planner, Summarizer, fallback_program
+from hydra_vr.agent.step import result_dict, run_step
+from hydra_vr.agent.strategies.common import typed_fallback
+from hydra_vr.agent.strategy import Episode, StrategyOptions
+from hydra_vr.agent.types import Option, StepTrace
+from hydra_vr.controller.base import REPLAN, ControllerState
+from hydra_vr.llm.wrapper import usage_since, usage_snapshot
+from hydra_vr.memory import MemoryEntry, StateMemoryBank
+
+if TYPE_CHECKING:
+    from hydra_vr.agent.loop import HydraAgent
+
+
+class HydraOptions(StrategyOptions):
+    """HYDRA's own knobs live in ``agent`` (mode, num_options, max_steps, max_replans) for compatibility."""
+
+
+class HydraStrategy:
+    name: ClassVar[str] = "hydra"
+    summary: ClassVar[str] = ("HYDRA: a planner proposes N instructions, a controller (DQN or planner probability) picks one, "
+                              "the reasoner writes code, a summarizer answers or continues")
+    Options: ClassVar[type[StrategyOptions]] = HydraOptions
+
+    def __init__(self, options: HydraOptions | None = None) -> None:
+        self.options = options or HydraOptions()
+
+    def run(self, ctx: HydraAgent, episode: Episode) -> None:
+        planner, reasoner, summarizer = ctx.roles(episode.task)
+        query, task, spec, result = episode.query, episode.task, episode.spec, episode.result
+        memory = StateMemoryBank(query)
+        max_steps = ctx.max_steps
+        stop_reason = "the step limit"
+        for step in range(1, max_steps + 1):
+            t_step = time.perf_counter()
+            usage0 = usage_snapshot(ctx.llm)
+            state = ControllerState(query=query, memory_text=memory.render(), step=step, max_replans=ctx.config.max_replans,
+                                    history=[e.instruction for e in memory.entries])
+            t = time.perf_counter()
+            options, choice, replans, direct = choose(ctx, planner, state)
+            t_plan = time.perf_counter() - t
+            # The planner may answer from memory; trusted only when it proposes no further step
+            # (with options beside it, the summarizer, which just said "continue", is the judge).
+            direct = spec.coerce(direct) if direct and spec is not None else None
+            if direct and not options and memory.entries and task == "vqa":
+                result.answer, result.answer_source = direct, "planner"
+                result.steps.append(StepTrace(
+                    step=step, action="(the planner answered from memory)", role=self.name, observation=f"planner answer: {direct}",
+                    decision="answer", guess=direct, llm=usage_since(ctx.llm, usage0),
+                    seconds={"plan": t_plan, "total": time.perf_counter() - t_step}, extra={"replans": replans}))
+                return
+            if not options:
+                if memory.entries:
+                    stop_reason = "the planner had no new step"
+                    break  # nothing new to try: merge what the steps found
+                raise RuntimeError("the planner produced no usable instruction")
+            instruction = options[choice].instruction
+            t = time.perf_counter()
+            out = execute(ctx, reasoner, episode, instruction, memory)
+            t_exec = time.perf_counter() - t
+            memory.add(MemoryEntry(step, instruction, out.code, out.observation,
+                                   [v.to_dict() for v in out.program.variables], out.ok, out.guess, out.note))
+            t = time.perf_counter()
+            decision, answer = "continue", None
+            if task == "grounding":
+                if out.boxes:
+                    decision = "answer"
+            elif max_steps == 1:
+                decision, answer = "answer", out.guess
+            else:
+                d = summarizer.decide(query, memory.render(), spec)
+                decision, answer = d.kind, d.answer
+                if d.note:  # the planner sees why, and proposes something else
+                    memory.entries[-1].note = "; ".join(x for x in (memory.entries[-1].note, d.note) if x)
+            t_sum = time.perf_counter() - t
+            trace = StepTrace(
+                step=step, action=instruction, role=self.name, code=out.code, observation=out.observation, boxes=out.boxes,
+                decision=decision, guess=out.guess, attempts=out.attempts, result=result_dict(out.program),
+                llm=usage_since(ctx.llm, usage0),
+                seconds={"plan": t_plan, "execute": t_exec, "summarize": t_sum, "total": time.perf_counter() - t_step},
+                extra={"options": options, "choice": choice, "replans": replans, "note": memory.entries[-1].note},
+            )
+            result.steps.append(trace)
+            if ctx.observer is not None:
+                ctx.observer(state, options, choice, trace)
+            if decision == "answer":
+                if task == "grounding":
+                    result.boxes = out.boxes
+                    result.answer = f"{len(out.boxes)} box"
+                elif answer or out.guess:
+                    result.answer, result.answer_source = (answer, "summarizer") if answer else (out.guess, "program")
+                else:
+                    final(ctx, summarizer, episode, memory)
+                return
+        # Step limit: merge what the steps found.
+        if task == "grounding":
+            result.boxes = last_patch_boxes(memory)
+            if not result.boxes:
+                result.error = f"no box found before {stop_reason}"
+        else:
+            final(ctx, summarizer, episode, memory)
+
+
+def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: str, memory: StateMemoryBank):  # noqa: ANN201
+    """The shared step for one HYDRA instruction (also what the recorder runs for unchosen options)."""
+    return run_step(
+        ctx.runner, episode.image_path,
+        lambda previous, error: reasoner.write(episode.query, instruction, memory.render(), memory.variables_text(),  # type: ignore[attr-defined]
+                                               previous_code=previous, error=error),
+        task=episode.task, spec=episode.spec, max_retries=ctx.config.max_code_retries,
+        fallback_code=fallback_program(episode.query, episode.task), earlier=memory.entries)
+
+
+def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: StateMemoryBank) -> None:
+    """The answer when the steps gave none that fits: the final-answer role (multi-step modes), then
+    the best typed guess, then ``simple_query`` on the whole image."""
+    assert episode.spec is not None
+    if ctx.max_steps > 1:
+        answer = summarizer.final_answer(episode.query, memory.render(), memory.guesses(), episode.spec)
+        if answer is not None:
+            episode.result.answer, episode.result.answer_source = answer, "final_answer"
+            return
+    typed_fallback(ctx, episode, memory.guesses(), role="hydra")
+
+
+def choose(ctx: HydraAgent, planner: Planner, state: ControllerState) -> tuple[list[Option], int, int, str | None]:
+    """Ask the planner, let the controller pick; REPLAN re-asks (bounded), then falls back."""
+    replans = 0
+    while True:
+        plan = planner.propose(state.query, state.memory_text, temperature=0.0 if replans == 0 else 0.7)
+        options = drop_repeats(plan.options, state.history)
+        if not options and plan.options and replans < ctx.config.max_replans:
+            replans += 1  # every option was a step already done: ask again, sampling
+            continue
+        if not options:
+            return [], -1, replans, plan.direct_answer
+        state.replans = replans
+        choice = ctx.controller.select([o.instruction for o in options], [o.probability for o in options], state)
+        if choice == REPLAN and replans < ctx.config.max_replans:
+            replans += 1
+            continue
+        if choice == REPLAN or not 0 <= choice < len(options):
+            choice = max(range(len(options)), key=lambda i: options[i].probability)
+        return options, choice, replans, plan.direct_answer
+
+
+def _instruction_key(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def drop_repeats(options: list[Option], history: list[str]) -> list[Option]:
+    """Options that are not a step already executed, probabilities renormalised.
+
+    The prompt says "never repeat a step"; small planners do anyway, and a repeated program
+    gives the same feedback again, so the loop enforces it.
+    """
+    done = {_instruction_key(h) for h in history}
+    kept = [o for o in options if _instruction_key(o.instruction) not in done]
+    total = sum(o.probability for o in kept)
+    if not kept or total <= 0:
+        return kept
+    return [Option(o.instruction, o.probability / total) for o in kept]
+
+
+def last_patch_boxes(memory: StateMemoryBank) -> list[list[float]]:
+    for entry in reversed(memory.entries):
+        for v in reversed(entry.variables):
+            if v.get("box") is not None:
+                return [v["box"]]
+            if v.get("boxes"):
+                return [v["boxes"][0]]
+    return []
