@@ -151,7 +151,7 @@ async def _events(request: Request, job: Job, start: int) -> AsyncIterator[str]:
         for name, data in events:
             yield _sse(index, name, data)
             index += 1
-        if finished and not job.events_since(index)[0]:
+        if finished:  # the final event is appended with the status change: it was in this batch
             return
         if await request.is_disconnected():
             return
