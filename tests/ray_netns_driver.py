@@ -6,7 +6,7 @@ loopback, eval runs against it with faults injected, facts written as JSON for t
 Every process started here dies with the namespace's first process, whatever happens.
 Scenarios, in order: a local reference run; a driver SIGKILLed mid-run then rerun; a poison
 sample that kills its worker on every try (actor restarts, error after --max-tries); the worker
-node killed mid-run (its process group and its raylet's workers); an actor no node can hold.
+node killed mid-run (its process group and its raylet's workers); record on the surviving node; an actor no node can hold.
 """
 
 from __future__ import annotations
@@ -263,7 +263,17 @@ def main(root: Path) -> None:
         out, err = proc.communicate(timeout=400)
         facts["nodekill"] = {"rc": proc.returncode, "stdout": out, "stderr": err[-3000:],
                              "records": lines(run / "results.jsonl")}
-        # 6. An actor no node can hold (a GPU on a CPU cluster): refused before any sample is sent.
+        # 6. record: episodes made on the actors equal the local ones (epsilon choices seeded per sample).
+        rcfg = root / "rcfg.yaml"
+        rcfg.write_text(json.dumps({**json.loads(cfg.read_text()), "agent": {"mode": "no_rl", "max_steps": 1, "num_options": 2}}))
+        facts["record"] = {}
+        for name, extra in (("local", ()), ("ray", ("--ray", ADDRESS, "--workers", "2"))):
+            out = root / f"episodes-{name}.jsonl"
+            rec = subprocess.run([sys.executable, "-m", "hydra_vr.cli.main", "record", "--dataset", "user", "--data-root",
+                                  str(data), "--limit", "4", "--out", str(out), "--config", str(rcfg), "--epsilon", "0.5",
+                                  "--no-progress", *extra], env=env, capture_output=True, text=True, timeout=300)
+            facts["record"][name] = {"rc": rec.returncode, "stderr": rec.stderr[-2000:], "episodes": lines(out)}
+        # 7. An actor no node can hold (a GPU on a CPU cluster): refused before any sample is sent.
         gpu = subprocess.run(eval_cmd(data, cfg, root / "gpu", "--ray", ADDRESS, "--ray-gpus", "1"), env=env,
                              capture_output=True, text=True, timeout=120)
         facts["gpu"] = {"rc": gpu.returncode, "stderr": gpu.stderr[-2000:], "records": lines(root / "gpu" / "results.jsonl")}

@@ -118,6 +118,21 @@ def test_poison_sample_is_an_error_after_max_tries_and_the_rest_finish(facts):
         assert by_id[sid]["prediction"] == local[sid]["prediction"] and not by_id[sid]["error"]
 
 
+def test_record_on_ray_gives_the_local_episodes(facts):
+    runs = facts["record"]
+    for run in runs.values():
+        assert run["rc"] == 0, run["stderr"]
+
+    def episodes(run: dict) -> dict[str, dict]:
+        for ep in run["episodes"]:
+            ep["result"].pop("seconds")  # wall time, the one field that may differ
+        return _by_id(run["episodes"])
+
+    local, ray_run = episodes(runs["local"]), episodes(runs["ray"])
+    assert sorted(ray_run) == facts["ids"][:4] and len(runs["ray"]["episodes"]) == 4
+    assert ray_run == local
+
+
 def test_actor_no_node_can_hold_is_refused_up_front(facts):
     gpu = facts["gpu"]
     assert gpu["rc"] == 3 and "no node of this cluster can hold one worker actor" in gpu["stderr"]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -10,6 +14,14 @@ from hydra_vr.cli.common import (
     CONFIG_OPTION, SET_OPTION, default_examples, fail, load_cli_config, loop_overrides,
     parse_loader_options,
 )
+from hydra_vr.cli.ray_options import (
+    RAY_CPUS_OPTION, RAY_GPUS_OPTION, RAY_MEMORY_OPTION, RAY_OPTION, RAY_RESOURCE_OPTION, RAY_TRIES_OPTION, ray_settings,
+)
+from hydra_vr.scale import RaySettings
+
+if TYPE_CHECKING:
+    from hydra_vr.datasets import Sample
+    from hydra_vr.training.recorder import RecordSpec
 
 RECORD_HELP = (
     "Run the loop over a benchmark and record one episode per sample in EPISODES (JSONL) for "
@@ -18,7 +30,9 @@ RECORD_HELP = (
     "--explore all executes every option at every step on a side sandbox (N programs per step); "
     "--explore chosen only the one the policy picked. Rerunning the same command resumes: recorded "
     "samples are skipped, a cut-off last line is redone.\n\n"
-    "Example: hydra-vr record --dataset gqa --data-root /data/gqa --limit 300 --out episodes/gqa.jsonl"
+    "Example: hydra-vr record --dataset gqa --data-root /data/gqa --limit 300 --out episodes/gqa.jsonl\n\n"
+    "On a Ray cluster: add --ray auto (or HOST:PORT) --workers N; only this process writes EPISODES. A sample "
+    "whose worker died --max-tries times goes to EPISODES.errors.jsonl instead, and is not retried."
 )
 
 
@@ -37,21 +51,26 @@ def record_command(
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
     config: str = CONFIG_OPTION,
     overrides: list[str] = SET_OPTION,
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="With --ray: Ray actors recording in parallel."),
+    ray: str = RAY_OPTION,
+    ray_cpus: float = RAY_CPUS_OPTION,
+    ray_gpus: float = RAY_GPUS_OPTION,
+    ray_memory_mb: int = RAY_MEMORY_OPTION,
+    ray_resources: list[str] = RAY_RESOURCE_OPTION,
+    max_tries: int = RAY_TRIES_OPTION,
 ) -> None:
-    from hydra_vr.controller.observation import ObservationEncoder
     from hydra_vr.datasets import DatasetError, load_dataset
     from hydra_vr.datasets.loading import canonical_name
+    from hydra_vr.eval.sample_eval import AgentSpec
     from hydra_vr.eval.store import ResultsFile
-    from hydra_vr.factory import build_agent
-    from hydra_vr.llm import build_embedder
     from hydra_vr.llm.base import LLMError
     from hydra_vr.registry import UnknownComponentError
-    from hydra_vr.sandbox import Sandbox
-    from hydra_vr.training.recorder import EXPLORE_MODES, EpisodeRecorder
-    from hydra_vr.training.settings import load_training_config
+    from hydra_vr.scale import ClusterError
+    from hydra_vr.training.recorder import EXPLORE_MODES, RecordSpec, build_recorder, close_recorder
 
     if explore not in EXPLORE_MODES:
         fail(f"--explore must be one of {', '.join(EXPLORE_MODES)}")
+    cluster = ray_settings(ray, workers, ray_cpus, ray_gpus, ray_memory_mb, ray_resources, max_tries)
     cfg = load_cli_config(config, loop_overrides(overrides, None, controller))
     if cfg.agent.mode in ("one_step", "vipergpt", "no_sampling"):
         fail(f"mode {cfg.agent.mode} makes no controller decisions to record; use no_rl or full")
@@ -60,38 +79,63 @@ def record_command(
     except (DatasetError, UnknownComponentError, TypeError) as exc:
         fail(str(exc))
     key = canonical_name(dataset)
-    store = ResultsFile(out)
-    done = store.repair().ids
+    store, errors = ResultsFile(out), ResultsFile(errors_path(out))
+    done = store.repair().ids | errors.repair().ids  # a sample given up after --max-tries is not retried
     pending = [s for s in samples if s.id not in done]
     typer.echo(f"{len(samples)} samples: {len(samples) - len(pending)} recorded before, {len(pending)} to record")
     if not pending:
         return
-    memory_chars = load_training_config().observation.memory_chars
-    agent = build_agent(cfg, controller_checkpoint=str(controller) if controller else None,
-                        example_set=examples or default_examples(key))
-    encoder = ObservationEncoder(build_embedder(cfg.embedding, cfg.cache_path), cfg.agent.num_options, memory_chars)
-    side = Sandbox(agent.toolbox, config=cfg.sandbox) if explore == "all" else None
-    recorder = EpisodeRecorder(agent, encoder, explore=explore, side_runner=side, epsilon=epsilon, seed=seed)
+    for sample in [s for s in pending if not s.image_path.is_file()]:
+        typer.secho(f"skipped {sample.id}: image {sample.image_path} missing", fg=typer.colors.YELLOW, err=True)
+    pending = [s for s in pending if s.image_path.is_file()]
+    spec = RecordSpec(AgentSpec(cfg, controller=str(controller) if controller else None,
+                                example_set=examples or default_examples(key)), explore, epsilon, seed)
     from rich.progress import Progress
 
+    recorder = None
     try:
-        with store, Progress(disable=not progress) as bar:
+        with store, errors, Progress(disable=not progress) as bar:
             task = bar.add_task("recording", total=len(pending))
-            for sample in pending:
-                if not sample.image_path.is_file():
-                    typer.secho(f"skipped {sample.id}: image {sample.image_path} missing", fg=typer.colors.YELLOW, err=True)
+            if cluster is not None:
+                for episode in _ray_episodes(spec, key, pending, cluster):
+                    (errors if "steps" not in episode else store).append(episode)
                     bar.advance(task)
-                    continue
-                store.append(recorder.record(sample, key).to_dict())
-                bar.advance(task)
+            else:
+                recorder = build_recorder(spec)
+                for sample in pending:
+                    store.append(recorder.record(sample, key).to_dict())
+                    bar.advance(task)
     except LLMError as exc:
         fail(f"{exc} (recorded episodes are saved in {out}; rerun to resume)", code=1)
+    except ClusterError as exc:
+        fail(f"{exc} (recorded episodes are saved in {out}; rerun to resume)", code=3)
     except KeyboardInterrupt:
         typer.secho(f"interrupted: recorded episodes are saved in {out}; rerun the same command to resume",
                     fg=typer.colors.YELLOW, err=True)
         raise typer.Exit(130) from None
     finally:
-        for runner in (agent.runner, side):
-            if runner is not None and hasattr(runner, "close"):
-                runner.close()
+        if recorder is not None:
+            close_recorder(recorder)
+    if errors.path.is_file() and errors.path.stat().st_size:
+        typer.secho(f"samples given up (their worker kept dying): {errors.path}; delete it to retry them",
+                    fg=typer.colors.YELLOW, err=True)
     typer.echo(f"episodes: {out}")
+
+
+def errors_path(out: Path) -> Path:
+    """Where ``record --ray`` lists samples given up after --max-tries (kept out of the episode file)."""
+    return out.with_name(out.name + ".errors.jsonl")
+
+
+def _ray_episodes(spec: RecordSpec, dataset: str, pending: list[Sample], cluster: RaySettings) -> Iterator[dict[str, Any]]:
+    """Episodes recorded on Ray actors, in completion order; a poison sample yields ``{id, error}``."""
+    from hydra_vr.eval.runner import _worker_spec
+    from hydra_vr.scale.cluster import ray_session
+    from hydra_vr.scale.pool import RayPool
+    from hydra_vr.training.recorder import record_with_spec
+
+    spec = replace(spec, agent=_worker_spec(spec.agent, cluster.threads()))
+    fn = partial(record_with_spec, spec, dataset)
+    with ray_session(cluster) as ray, RayPool(ray, cluster, fn, key=lambda s: s.id,
+                                              on_poison=lambda s, why: {"id": s.id, "error": why}) as pool:
+        yield from pool.run(pending)

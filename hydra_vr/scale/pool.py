@@ -4,10 +4,10 @@ Why plain actors and not Ray Data or ``max_task_retries``: each actor loads its 
 keeps them; the driver decides what to do when one dies. An actor dying (its process, or its
 whole node) fails its in-flight calls with an actor error; the driver puts those samples back
 in its queue, stops sending to that actor, and pings it until Ray has restarted it (actors are
-created with unlimited restarts). Only the call the actor was running when it died (its oldest
-in-flight one: an actor runs its calls in order) is charged a try, so a sample that kills its
-worker every time is given up after ``max_tries`` and handed to ``on_poison`` instead of being
-retried forever. Ray's own task retries are off: with no spare capacity left they can wait forever.
+created with unlimited restarts). A death is charged to a sample only when that sample was the
+actor's one call in flight (the others lost with it become suspects, re-run alone), so a sample
+that kills its worker every time is given up after ``max_tries`` and handed to ``on_poison``
+instead of being retried forever, and a sample merely queued behind it is never blamed. Ray's own task retries are off: with no spare capacity left they can wait forever.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ class _Slot:
     inflight: list[Any] = field(default_factory=list)  # refs, oldest first
     ping: Any = None
     next_ping: float = 0.0
+    isolated: bool = False  # running a suspect alone: nothing is queued behind it
 
 
 class RayPool(Generic[T, R]):
@@ -131,6 +132,7 @@ class RayPool(Generic[T, R]):
         queue: deque[T] = deque(items)
         owner: dict[Any, tuple[_Slot, T]] = {}  # in-flight ref -> (slot, item)
         tries: Counter[str] = Counter()
+        suspects: set[str] = set()  # were in flight on an actor that died: from now on sent alone
         done: set[str] = set()
         last_live = time.monotonic()
         while queue or owner:
@@ -145,51 +147,94 @@ class RayPool(Generic[T, R]):
                     f"no worker actor has been alive for {s.stall_timeout_s:.0f} s ({len(queue) + len(owner)} "
                     "sample(s) left): the cluster has no room for one (nodes lost?) or it cannot start "
                     f"(last error: {self._last_error or 'none'}); finished samples are saved")
-            for slot in live:  # fill each live actor up to its in-flight bound
-                while queue and len(slot.inflight) < s.inflight_per_actor:
+            for slot in live:  # fill each live actor up to its in-flight bound; a suspect goes alone
+                while queue and len(slot.inflight) < s.inflight_per_actor and not slot.isolated:
+                    suspect = self.key(queue[0]) in suspects
+                    if suspect and slot.inflight:
+                        break  # it waits for an idle actor
                     item = queue.popleft()
                     ref = slot.actor.call.remote(item)
                     slot.inflight.append(ref)
+                    slot.isolated = suspect
                     owner[ref] = (slot, item)
+                    log.debug("sent %s to actor %d%s", self.key(item), slot.index, " alone" if suspect else "")
             waiting = [*owner, *(slot.ping for slot in self._slots if slot.ping is not None)]
             if not waiting:  # every actor down, its next ping not yet due
                 time.sleep(_WAIT_S)
                 continue
             ready, _ = ray.wait(waiting, num_returns=1, timeout=_WAIT_S)
             for ref in ready:
-                if ref not in owner:
+                if any(slot.ping is ref for slot in self._slots):
                     self._ping_answered(ref)
                     continue
-                slot, item = owner.pop(ref)
-                oldest = slot.inflight[0] is ref
-                slot.inflight.remove(ref)
-                key = self.key(item)
+                if ref not in owner:  # a call of an actor already handled as dead: re-queued then
+                    continue
+                slot, item = owner[ref]
                 try:
                     result = ray.get(ref)
                 except self._worker_lost as exc:
                     self._lost(slot, exc)
-                    tries[key] += oldest  # only the call it was running can have killed it
-                    if tries[key] >= s.max_tries:
-                        self.stats.poisoned += 1
-                        reason = (f"its worker died {tries[key]} time(s) while running it "
-                                  f"(last: {type(exc).__name__}); given up after max_tries={s.max_tries}")
-                        log.warning("sample %s recorded as an error: %s", key, reason)
-                        done.add(key)
-                        yield self.on_poison(item, reason)
-                    else:
-                        self.stats.requeued += 1
-                        queue.appendleft(item)
+                    finished, lost = self._drain(slot, ref, owner)
+                    for done_item, value in finished:
+                        yield from self._deliver(self.key(done_item), value, done)
+                    for lost_item in lost:
+                        key = self.key(lost_item)
+                        charged = len(lost) == 1  # it ran alone (or was the only one left): it was running
+                        suspects.add(key)
+                        tries[key] += charged
+                        log.debug("actor %d lost %s (charged %s, tries %d)", slot.index, key, charged, tries[key])
+                        if tries[key] >= s.max_tries:
+                            self.stats.poisoned += 1
+                            reason = (f"its worker died {tries[key]} time(s) while running it "
+                                      f"(last: {type(exc).__name__}); given up after max_tries={s.max_tries}")
+                            log.warning("sample %s recorded as an error: %s", key, reason)
+                            yield from self._deliver(key, self.on_poison(lost_item, reason), done)
+                        else:
+                            self.stats.requeued += 1
+                            queue.appendleft(lost_item)
                     continue
                 except ray.exceptions.RayTaskError as exc:
                     cause = exc.cause if getattr(exc, "cause", None) is not None else exc
-                    raise WorkerCallError(f"worker failed on sample {key}: {type(cause).__name__}: {cause}") from None
-                if key in done:  # cannot happen with one ref per send; never write a sample twice
-                    log.warning("dropped a second result for sample %s", key)
-                    continue
-                done.add(key)
-                yield result
+                    raise WorkerCallError(f"worker failed on sample {self.key(item)}: {type(cause).__name__}: {cause}") from None
+                del owner[ref]
+                slot.inflight.remove(ref)
+                slot.isolated = False
+                yield from self._deliver(self.key(item), result, done)
+
+    @staticmethod
+    def _deliver(key: str, result: R, done: set[str]) -> Iterator[R]:
+        if key in done:  # cannot happen with one live call per item; never write a sample twice
+            log.warning("dropped a second result for sample %s", key)
+            return
+        done.add(key)
+        yield result
 
     # ------------------------------------------------------------------ actor health
+    def _drain(self, slot: _Slot, failed: Any, owner: dict[Any, tuple[_Slot, T]]) -> tuple[list[tuple[T, Any]], list[T]]:
+        """Take every in-flight call off a dead actor: ``(finished (item, result), lost items)``.
+
+        Which lost call killed it cannot be told when there were several: a process that dies
+        right after finishing a call may never send that call's reply. So a try is charged only
+        when one call was lost, and the others become suspects, each re-run alone, where a
+        death is unambiguous.
+        """
+        finished: list[tuple[T, Any]] = []
+        lost: list[T] = []
+        for ref in slot.inflight:
+            item = owner.pop(ref)[1]
+            if ref is not failed and self.ray.wait([ref], timeout=0)[0]:
+                try:
+                    finished.append((item, self.ray.get(ref)))
+                    continue
+                except self._worker_lost:
+                    pass
+                except Exception:  # it raised on the worker: re-run it, and let that surface then
+                    pass
+            lost.append(item)
+        slot.inflight = []
+        slot.isolated = False
+        return finished, lost
+
     def _lost(self, slot: _Slot, exc: BaseException) -> None:
         if slot.live:
             slot.live = False
@@ -210,6 +255,9 @@ class RayPool(Generic[T, R]):
         try:
             self.ray.get(ref)
         except self._worker_lost as exc:  # still restarting (or its node is gone): ask again later
+            if getattr(exc, "actor_init_failed", False):  # cannot even unpickle the function: never will
+                raise ClusterError(f"a worker actor cannot start on the cluster (same venv and hydra-vr on every "
+                                   f"node?): {str(exc).strip()[:1000]}") from None
             self._last_error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
             slot.next_ping = time.monotonic() + _PING_RETRY_S
             return

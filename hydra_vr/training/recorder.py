@@ -8,10 +8,14 @@
 - the loop's ``observer`` closes each step. With ``explore="all"`` it also executes every option
   the loop did not choose, on a *side* sandbox: reset, replay the programs of the steps already
   taken (their final code) to rebuild the namespace, run the option (reasoner, retries, fallback,
-  via ``HydraAgent.execute``), textualize it, and ask the summarizer whether that memory answers
+  the shared step :func:`hydra_vr.agent.step.run_step`), textualize it, and ask the summarizer whether that memory answers
   the query, exactly as the loop would at that step. Its output is scored against the ground truth.
   That costs (N - 1) programs plus (N - 1) * (t - 1) replayed ones, and LLM calls, per step t;
   ``explore="chosen"`` records only the executed option.
+
+Epsilon choices are seeded per sample (``seed`` and the sample id), so an episode does not depend
+on which samples a process recorded before it: a resumed run, or one spread over Ray actors
+(:func:`record_with_spec`), makes the same choices.
 
 Caveats: the side namespace is rebuilt from each step's last attempt, so variables a failed
 attempt assigned before the working one are missing there; tool calls are not cached across
@@ -25,13 +29,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydra_vr.agent.loop import HydraAgent, _boxes_of
-from hydra_vr.agent.roles import normalize_short_answer
-from hydra_vr.agent.types import Option, StepTrace
+from hydra_vr.eval.sample_eval import AgentSpec
+
+from hydra_vr.agent.loop import HydraAgent
+from hydra_vr.agent.step import EpisodeState
+from hydra_vr.agent.strategies.hydra import execute
+from hydra_vr.agent.strategy import Episode
+from hydra_vr.agent.types import EpisodeResult, Option, StepTrace
+from hydra_vr.answer_types import expected_type
 from hydra_vr.controller.base import REPLAN, Controller, ControllerState
 from hydra_vr.controller.observation import ObservationEncoder, memory_tail
 from hydra_vr.datasets import Sample
-from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
+from hydra_vr.memory import MemoryEntry, StateMemoryBank
 from hydra_vr.training.episodes import OptionOutcome, RecordedEpisode, RecordedOption, RecordedRound, RecordedStep
 from hydra_vr.training.reward import reward_metric
 
@@ -95,12 +104,14 @@ class EpisodeRecorder:
             raise ValueError("explore='all' needs a side_runner (a second Sandbox) to execute the other options")
         self.agent, self.encoder, self.explore = agent, encoder, explore
         self.side_runner, self.epsilon = side_runner, epsilon
+        self.seed = seed
         self.rng = random.Random(seed)
         self._side_agent = HydraAgent(agent.config, agent.llm, agent.toolbox, side_runner) if side_runner is not None else None
 
     # ------------------------------------------------------------------ run
     def record(self, sample: Sample, dataset: str) -> RecordedEpisode:
         log = _EpisodeLog(bank=StateMemoryBank(sample.query))
+        self.rng.seed(f"{self.seed}:{sample.id}")
         controller, observer = self.agent.controller, self.agent.observer
         self.agent.controller = _LoggingController(controller, log, self.epsilon, self.rng)
         self.agent.observer = lambda state, options, choice, trace: self._observe(sample, dataset, log, state, options, trace)
@@ -130,40 +141,33 @@ class EpisodeRecorder:
         log.steps.append(_Step(state.step, state.memory_text, rounds, outcomes))
         assert log.bank is not None
         log.bank.add(MemoryEntry(trace.step, trace.instruction, trace.code, trace.feedback, trace.result.get("variables", []),
-                                 bool(trace.result.get("ok")), trace.guess))
+                                 bool(trace.result.get("ok")), trace.guess, trace.extra.get("note")))
         log.codes.append(trace.code)
 
     def _try_option(self, sample: Sample, dataset: str, log: _EpisodeLog, instruction: str) -> OptionOutcome:
-        """Run one unchosen option from the state before this step, as the loop would have."""
-        agent, side, toolbox = self.agent, self._side_agent, self.agent.toolbox
+        """Run one unchosen option from the state before this step, as the loop would have (the same shared step)."""
+        agent, side = self.agent, self._side_agent
         assert side is not None and log.bank is not None
         image, task = str(sample.image_path), sample.task
         _, reasoner, summarizer = agent.roles(task)  # type: ignore[arg-type]
-        self.side_runner.reset()
-        for code in log.codes:
-            self.side_runner.run(code, image)
-        if toolbox is not None:
-            toolbox.drain_calls()  # the replayed steps' calls are not this option's
-        attempts, program = side.execute(reasoner, image, sample.query, task, instruction, log.bank)  # type: ignore[arg-type]
-        feedback = textualize_step(program, toolbox.drain_calls() if toolbox is not None else [])
-        ok = bool(program.ok)
-        guess = None
-        if ok and program.has_final_answer and task == "vqa" and not isinstance(program.final_answer, (dict, list)):
-            guess = normalize_short_answer(str(program.final_answer))
-        boxes = _boxes_of(program.final_answer) if ok and program.has_final_answer else []
+        bank = StateMemoryBank(log.bank.query, max_chars=log.bank.max_chars)
+        EpisodeState.save(log.bank, log.codes).restore(bank, self.side_runner, image)
+        spec = expected_type(sample.query, sample.choices) if task == "vqa" else None
+        episode = Episode(image, sample.query, task, spec,  # type: ignore[arg-type]
+                          EpisodeResult(sample.query, task, image, agent.config.mode, None, [], []))  # type: ignore[arg-type]
+        out = execute(side, reasoner, episode, instruction, bank)
         if task == "grounding":
-            decision, answer = ("answer" if boxes else "continue"), None
+            decision, answer = ("answer" if out.boxes else "continue"), None
         elif agent.max_steps == 1:
-            decision, answer = "answer", guess
+            decision, answer = "answer", out.guess
         else:
-            entry = MemoryEntry(len(log.bank.entries) + 1, instruction, attempts[-1].code, feedback,
-                                [v.to_dict() for v in program.variables], ok, guess)
-            memory = StateMemoryBank(log.bank.query, [*log.bank.entries, entry], log.bank.max_chars)
-            d = summarizer.decide(sample.query, memory.render())
-            decision, answer = d.kind, d.answer or (guess if d.kind == "answer" else None)
+            bank.add(MemoryEntry(len(bank.entries) + 1, instruction, out.code, out.observation,
+                                 [v.to_dict() for v in out.program.variables], out.ok, out.guess, out.note))
+            d = summarizer.decide(sample.query, bank.render(), spec)
+            decision, answer = d.kind, d.answer or (out.guess if d.kind == "answer" else None)
         final = decision == "answer"
-        metric = reward_metric(sample, dataset, answer, boxes) if final else None
-        return OptionOutcome(True, feedback, ok, decision, answer or guess, boxes, metric, final)
+        metric = reward_metric(sample, dataset, answer, out.boxes) if final else None
+        return OptionOutcome(True, out.observation, out.ok, decision, answer or out.guess, out.boxes, metric, final)
 
     # ------------------------------------------------------------- episode
     def _episode(self, sample: Sample, dataset: str, log: _EpisodeLog, result: Any) -> RecordedEpisode:
@@ -187,3 +191,53 @@ class EpisodeRecorder:
                     "seconds": round(result.seconds, 2),
                     "metric": reward_metric(sample, dataset, result.answer, result.boxes)},
         )
+
+
+# ----------------------------------------------------------------------------- one per process
+@dataclass(frozen=True)
+class RecordSpec:
+    """Everything needed to build a recorder in another process (a Ray actor): picklable."""
+
+    agent: AgentSpec
+    explore: str = "all"
+    epsilon: float = 0.0
+    seed: int = 0
+
+    def key(self) -> str:
+        return f"{self.agent.key()}|{self.explore}|{self.epsilon}|{self.seed}"
+
+
+def build_recorder(spec: RecordSpec) -> EpisodeRecorder:
+    """The agent, the observation encoder and (for ``explore="all"``) the side sandbox, built here."""
+    from hydra_vr.controller.observation import ObservationEncoder
+    from hydra_vr.llm import build_embedder
+    from hydra_vr.sandbox import Sandbox
+    from hydra_vr.training.settings import load_training_config
+
+    cfg = spec.agent.config
+    agent = spec.agent.build()
+    encoder = ObservationEncoder(build_embedder(cfg.embedding, cfg.cache_path), cfg.agent.num_options,
+                                 load_training_config().observation.memory_chars)
+    side = Sandbox(agent.toolbox, config=cfg.sandbox) if spec.explore == "all" else None
+    return EpisodeRecorder(agent, encoder, explore=spec.explore, side_runner=side, epsilon=spec.epsilon, seed=spec.seed)
+
+
+def close_recorder(recorder: EpisodeRecorder) -> None:
+    """Stop the sandbox children :func:`build_recorder` started."""
+    for runner in (recorder.agent.runner, recorder.side_runner):
+        if runner is not None and hasattr(runner, "close"):
+            runner.close()
+
+
+_PROCESS_RECORDER: dict[str, EpisodeRecorder] = {}  # filled only in the process that records
+
+
+def record_with_spec(spec: RecordSpec, dataset: str, sample: Sample) -> dict[str, Any]:
+    """One episode as a JSON-able dict, with this process's recorder for ``spec`` (built once)."""
+    key = spec.key()
+    if key not in _PROCESS_RECORDER:
+        for old in _PROCESS_RECORDER.values():
+            close_recorder(old)
+        _PROCESS_RECORDER.clear()
+        _PROCESS_RECORDER[key] = build_recorder(spec)
+    return _PROCESS_RECORDER[key].record(sample, dataset).to_dict()
