@@ -14,6 +14,7 @@ from typing import Any
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
 from hydra_vr.answer_types import AnswerSpec, clean, expected_type
 from hydra_vr.agent.types import PlannerOutput, Task
+from hydra_vr.api.operations import skill_text
 from hydra_vr.api.spec import render_api
 from hydra_vr.llm.base import ChatMessage, ChatModel, LLMError
 from hydra_vr.llm.typed import answer_schema, ask_typed, parse_json_reply
@@ -56,13 +57,18 @@ class PromptSet:
     def task_description(self) -> str:
         return self.examples["task_description"]
 
+    @property
+    def skills(self) -> str:
+        """The planner's skill list: the operation table's phrases plus this task's own additions."""
+        return skill_text(self.examples.get("skills_extra", ""))
+
 
 class Planner:
     def __init__(self, llm: ChatModel, prompts: PromptSet, n: int = 5, max_tokens: int = 320, retries: int = 1) -> None:
         self.llm, self.prompts, self.n = llm, prompts, n
         self.max_tokens, self.retries = max_tokens, retries
         system = render_prompt("planner_system", task_description=prompts.task_description,
-                               skills=prompts.examples["skills"].strip(), n=n)
+                               skills=prompts.skills, n=n)
         # Few-shot examples as earlier chat turns: small models imitate a turn far better than an
         # example quoted inside the system prompt (which they tend to copy verbatim).
         shots = []

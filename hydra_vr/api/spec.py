@@ -10,11 +10,10 @@ import textwrap
 
 from hydra_vr.api.helpers import API_FUNCTIONS
 from hydra_vr.api.image_patch import ImagePatch
+from hydra_vr.api.operations import patch_methods
 
-_PATCH_METHODS = (
-    "__init__", "find", "exists", "verify_property", "best_text_match", "simple_query",
-    "read_text", "compute_depth", "crop", "overlaps_with", "llm_query",
-)
+# The constructor, then the patch methods of the operation table, in its order.
+_PATCH_METHODS = ("__init__", *patch_methods())
 
 
 def _stub(func: object, indent: str = "") -> str:

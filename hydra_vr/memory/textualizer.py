@@ -36,6 +36,7 @@ TEMPLATES = {
     "other": "{name} ({type}) = {value}",
     "final": "final_answer = {value}",
     "error": "the program failed ({kind}): {error}",
+    "generic": "{tool}({args}): {result}",
 }
 
 _MAX_BOXES = 6
@@ -57,8 +58,8 @@ def _detections(dets: Sequence[Detection]) -> str:
     return "; ".join(one(d) for d in dets[:_MAX_BOXES]) + (f"; and {more} more" if more > 0 else "")
 
 
-def textualize_call(call: ToolCallRecord) -> str | None:
-    """One line for one vision-tool call (None for calls not worth reporting)."""
+def textualize_call(call: ToolCallRecord) -> str:
+    """One line for one vision-tool call."""
     a, r = call.args, call.result
     if call.tool == "find":
         dets: list[Detection] = r or []
@@ -85,7 +86,9 @@ def textualize_call(call: ToolCallRecord) -> str | None:
         return TEMPLATES["read_text"].format(texts=" | ".join(t.text for t in regions) or "no text")
     if call.tool == "classify":
         return TEMPLATES["classify"].format(labels=", ".join(f"{ls.label} {ls.score:.2f}" for ls in r))
-    return None
+    # An operation without a template of its own still reads: name, arguments, result.
+    args = ", ".join(f"{k}={v!r}" for k, v in a.items())
+    return TEMPLATES["generic"].format(tool=call.tool, args=args, result=str(r)[:200])
 
 
 def _variable_kind(name: str) -> str | None:

@@ -13,6 +13,7 @@ from typing import Any, NoReturn
 from PIL import Image
 
 from hydra_vr.api.image_patch import ImagePatch, bind_toolbox
+from hydra_vr.api.operations import tool_operations, toolbox_signature
 from hydra_vr.api.types import Box
 from hydra_vr.sandbox.wire import BOX, IMAGE_PIXELS, IMAGE_REF, recv_trusted, send
 
@@ -34,7 +35,7 @@ class ToolError(RuntimeError):
         self.remote_type = remote_type
 
 
-class ProxyToolbox:
+class _Proxy:
     """Forwards the VisionToolbox operations to the parent over ``conn`` (blocking)."""
 
     def __init__(self, conn: Connection, max_calls: int = 500) -> None:
@@ -56,38 +57,23 @@ class ProxyToolbox:
             raise error(message)
         raise ToolError(remote_type, message)
 
-    def find(self, image: Image.Image, name: str) -> Any:
-        return self._call("find", image, name)
 
-    def read_text(self, image: Image.Image) -> Any:
-        return self._call("read_text", image)
+def _forwarder(name: str) -> Callable[..., Any]:
+    """A proxy method with the toolbox method's signature: every argument sent, defaults filled."""
+    sig = toolbox_signature(name)
 
-    def classify(self, image: Image.Image, top_k: int = 5) -> Any:
-        return self._call("classify", image, top_k)
+    def forward(self: _Proxy, *args: Any, **kwargs: Any) -> Any:
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return self._call(name, *bound.arguments.values())
 
-    def colors(self, image: Image.Image, top_k: int = 3, foreground: bool = False) -> Any:
-        return self._call("colors", image, top_k, foreground)
+    forward.__name__ = forward.__qualname__ = name
+    forward.__signature__ = sig  # type: ignore[attr-defined]
+    return forward
 
-    def depth(self, original: Image.Image, box: Box) -> Any:
-        return self._call("depth", original, box)
 
-    def simple_query(self, image: Image.Image, question: str) -> Any:
-        return self._call("simple_query", image, question)
-
-    def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False) -> Any:
-        return self._call("verify_property", image, name, prop, foreground)
-
-    def best_text_match(self, image: Image.Image, options: list[str], foreground: bool = False) -> Any:
-        return self._call("best_text_match", image, options, foreground)
-
-    def best_image_match(self, images: list[Image.Image], text: str) -> Any:
-        return self._call("best_image_match", images, text)
-
-    def caption(self, image: Image.Image) -> Any:
-        return self._call("caption", image)
-
-    def llm_query(self, question: str, long_answer: bool = True) -> Any:
-        return self._call("llm_query", question, long_answer)
+# One method per operation of the table (hydra_vr.api.operations): adding one adds it here too.
+ProxyToolbox = type("ProxyToolbox", (_Proxy,), {op.name: _forwarder(op.name) for op in tool_operations() if op.name})
 
 
 def _encode(value: Any) -> Any:

@@ -13,23 +13,14 @@ import pickle
 from multiprocessing.connection import Connection
 from typing import Any
 
+from hydra_vr.api.operations import arity, tool_operations
+
 # Upper bound for one child -> parent message: pixel payloads of an untagged image are the largest.
 MAX_CHILD_MESSAGE_BYTES = 96 * 1024 * 1024
 
-# The VisionToolbox operations the child may ask for, with their positional arity.
-TOOL_OPS: dict[str, int] = {
-    "find": 2,
-    "read_text": 1,
-    "classify": 2,
-    "colors": 3,
-    "depth": 2,
-    "simple_query": 2,
-    "verify_property": 4,  # image, name, property, foreground (colours of the object only)
-    "best_text_match": 3,
-    "best_image_match": 2,
-    "caption": 1,
-    "llm_query": 2,
-}
+# The VisionToolbox operations the child may ask for, with their positional arity: derived from the
+# operation table (hydra_vr.api.operations) and the toolbox methods' own signatures.
+TOOL_OPS: dict[str, int] = {op.name: arity(op.name) for op in tool_operations() if op.name is not None}
 
 # Tags of encoded tool arguments (child side encodes, parent side decodes).
 IMAGE_REF = "imgref"  # ("imgref", image_key, (x1, y1, x2, y2) | None): a crop of an image both sides hold
