@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 STRATEGY_TARGETS = {
     "hydra": "hydra_vr.agent.strategies.hydra:HydraStrategy",
     "vipergpt": "hydra_vr.agent.strategies.vipergpt:ViperGPTStrategy",
+    "avis": "hydra_vr.agent.strategies.avis:AvisStrategy",
+    "hammr": "hydra_vr.agent.strategies.hammr:HammrStrategy",
+    "hierva": "hydra_vr.agent.strategies.hierva:HierVAStrategy",
 }
 
 
