@@ -2,7 +2,7 @@
 # Install hydra-vr into ./.venv on a fresh machine (Linux, Python 3.11).
 #
 #   bash scripts/install.sh          # runtime: package, vision models, embedded LLM (0.5B + 1.5B)
-#   bash scripts/install.sh --dev    # + test tools and the sample photos the tests use
+#   bash scripts/install.sh --dev    # + test tools, the ray extra and the sample photos the tests use
 #
 # Order matters: llama-cpp-python is built first with CPU flags that work (its default build
 # crashes on some Xeons), so pip never builds it with default flags as a dependency.
@@ -29,7 +29,14 @@ $PYTHON -m pip install --quiet --upgrade pip setuptools wheel
 bash scripts/install_llm.sh "$MODELS"
 
 if [[ "$DEV" == 1 ]]; then
-  $PYTHON -m pip install -e ".[dev,serve]"
+  $PYTHON -m pip install -e ".[dev,serve,ray]"
+  # tests/test_ray_cluster.py runs a two-node Ray cluster in a loopback-only network namespace:
+  # it needs unshare (util-linux) and ip (iproute2), and skips with the reason without them.
+  if ! command -v ip >/dev/null && command -v apt-get >/dev/null; then
+    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y iproute2; } \
+      || echo "warning: iproute2 not installed (needs root): tests/test_ray_cluster.py will skip" >&2
+  fi
+  command -v unshare >/dev/null || echo "warning: unshare (util-linux) missing: tests/test_ray_cluster.py will skip" >&2
   # The serve page's browser test: playwright drives Debian's chromium (playwright cannot download
   # its own browser build here, so the test launches /usr/bin/chromium through executable_path).
   $PYTHON -m pip install "playwright==1.65.2"
