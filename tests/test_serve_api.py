@@ -164,13 +164,17 @@ def test_strategy_and_mode_are_checked_and_passed_to_the_loop(make_client):
     with make_client() as client:
         viper = finished(client, submit(client, query=COUNT_Q, sample="bus", strategy="vipergpt"))
         assert viper["status"] == "done" and viper["strategy"] == "vipergpt"
-        assert viper["trace"]["mode"] == "vipergpt" and len(viper["trace"]["steps"]) == 1
+        assert viper["trace"]["strategy"] == "vipergpt" and len(viper["trace"]["steps"]) == 1
         assert options_of(viper["trace"]["steps"][0]) == []  # no planner: one program from the query
         one = finished(client, submit(client, query=COUNT_Q, sample="bus", mode="one_step"))
         assert one["trace"]["mode"] == "one_step"
         default = finished(client, submit(client, query=COUNT_Q, sample="bus"))
         assert default["trace"]["mode"] == "no_rl"  # the variant did not change the base agent
-        for form, message in [({"strategy": "hammr"}, "strategy 'hammr' is not available"),
+        old_name = finished(client, submit(client, query=COUNT_Q, sample="bus", mode="vipergpt"))
+        assert old_name["trace"]["strategy"] == "vipergpt"  # mode vipergpt is the strategy's old name
+        listed = client.get("/v1/strategies").json()["strategies"]
+        assert {"hydra", "vipergpt"} <= {s["name"] for s in listed} and all(s["summary"] for s in listed)
+        for form, message in [({"strategy": "nope"}, "strategy 'nope' is not available"),
                               ({"mode": "turbo"}, "unknown mode 'turbo'"),
                               ({"strategy": "vipergpt", "mode": "no_rl"}, "contradicts")]:
             response = client.post("/v1/ask", data={"query": COUNT_Q, "sample": "bus", **form})

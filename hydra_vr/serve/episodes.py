@@ -27,15 +27,20 @@ def step_event(index: int, step: Any) -> dict[str, Any]:
     return {"index": index, "step": data}
 
 
-def agent_with_mode(agent: Any, mode: str) -> Any:
-    """A loop that shares ``agent``'s models, sandbox and controller but runs in ``mode``.
+def agent_with(agent: Any, strategy: str, mode: str | None) -> Any:
+    """An agent that shares ``agent``'s models, sandbox and controller but runs ``strategy`` (and HYDRA ``mode``).
 
     A separate object rather than a mutated config: the agent caches its roles per task, and
     their number of options depends on the mode.
     """
     from hydra_vr.agent.loop import HydraAgent
 
-    return HydraAgent(agent.config.model_copy(update={"mode": mode}), agent.llm, agent.toolbox, agent.runner,
+    update: dict[str, Any] = {"strategy": strategy}
+    if mode is not None:
+        update["mode"] = mode
+    elif agent.config.mode == "vipergpt":  # the old spelling would override the strategy asked for
+        update["mode"] = "no_rl"
+    return HydraAgent(agent.config.model_copy(update=update), agent.llm, agent.toolbox, agent.runner,
                       controller=agent.controller, example_set=agent.example_set)
 
 
@@ -44,18 +49,19 @@ class EpisodeWorker:
 
     def __init__(self, agent_factory: AgentFactory) -> None:
         self.base = agent_factory()
-        self._variants: dict[str, Any] = {}
+        self._variants: dict[tuple[str, str | None], Any] = {}
 
-    def agent_for(self, mode: str | None) -> Any:
-        if mode is None or mode == getattr(getattr(self.base, "config", None), "mode", mode):
+    def agent_for(self, strategy: str = "hydra", mode: str | None = None) -> Any:
+        base_config = getattr(self.base, "config", None)
+        if base_config is None or (strategy == base_config.strategy_name and mode in (None, base_config.mode)):
             return self.base
-        if mode not in self._variants:
-            self._variants[mode] = agent_with_mode(self.base, mode)
-        return self._variants[mode]
+        if (strategy, mode) not in self._variants:
+            self._variants[(strategy, mode)] = agent_with(self.base, strategy, mode)
+        return self._variants[(strategy, mode)]
 
     def __call__(self, job: Job) -> dict[str, Any]:
         request = job.request
-        agent = self.agent_for(request.mode)
+        agent = self.agent_for(request.strategy, request.mode)
         published = 0
 
         def observe(state: Any, options: Any, choice: int, trace: Any) -> None:

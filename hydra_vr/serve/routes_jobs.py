@@ -17,10 +17,8 @@ from hydra_vr.serve.jobs import Job, JobRequest, QueueFull
 from hydra_vr.serve.schemas import ErrorBody, JobAccepted, JobView, SampleList
 from hydra_vr.serve.state import ServeState, serve_state
 
-MODES: tuple[str, ...] = get_args(AgentConfig.model_fields["mode"].annotation)
-# Strategy -> the loop mode it implies (None: the mode asked for, or the config's). More strategies
-# (hammr, ...) arrive with the generalised trace; until then they are refused by name.
-STRATEGIES: dict[str, str | None] = {"hydra": None, "vipergpt": "vipergpt"}
+# HYDRA's ablation modes; "vipergpt" is also a strategy of its own (mode vipergpt is its old name).
+MODES: tuple[str, ...] = tuple(m for m in get_args(AgentConfig.model_fields["mode"].annotation) if m != "vipergpt")
 MAX_QUERY_CHARS = 2000
 KEEPALIVE_S = 15.0
 
@@ -34,17 +32,31 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 def resolve_mode(strategy: str | None, mode: str | None) -> tuple[str, str | None]:
-    """(strategy, loop mode or None) for the request, or a 400 saying what is allowed."""
+    """(strategy, HYDRA mode or None) for the request, or a 400 saying what is allowed."""
+    from hydra_vr.agent.strategy import default_strategy_registry
+
+    names = default_strategy_registry().names()
     name = (strategy or "hydra").strip().lower()
-    if name not in STRATEGIES:
-        raise HTTPException(400, f"strategy {name!r} is not available; choose one of {', '.join(STRATEGIES)}")
     mode = (mode or "").strip() or None
+    if mode == "vipergpt":  # the old spelling of the strategy
+        if name not in ("hydra", "vipergpt"):
+            raise HTTPException(400, f"mode 'vipergpt' is the vipergpt strategy; it contradicts strategy {name!r}")
+        name, mode = "vipergpt", None
+    if name not in names:
+        raise HTTPException(400, f"strategy {name!r} is not available; choose one of {', '.join(names)}")
     if mode is not None and mode not in MODES:
-        raise HTTPException(400, f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-    implied = STRATEGIES[name]
-    if implied is not None and mode not in (None, implied):
-        raise HTTPException(400, f"strategy {name!r} runs mode {implied!r}; mode {mode!r} contradicts it")
-    return name, implied or mode
+        raise HTTPException(400, f"unknown mode {mode!r}; choose one of {', '.join(MODES)} (HYDRA's ablations)")
+    if mode is not None and name != "hydra":
+        raise HTTPException(400, f"mode {mode!r} is one of HYDRA's ablations; it contradicts strategy {name!r}")
+    return name, mode
+
+
+@router.get("/strategies")
+async def list_strategies() -> dict[str, list[dict[str, str]]]:
+    """The agent strategies this server runs (``strategy`` in /v1/ask and /v1/ground), with a line each."""
+    from hydra_vr.agent.strategy import strategy_table
+
+    return {"strategies": [{"name": n, "summary": summary} for n, summary, _ in strategy_table()]}
 
 
 def job_view(job: Job) -> JobView:
@@ -100,7 +112,7 @@ async def _submit(state: ServeState, task: str, query: str, image: UploadFile | 
 async def ask(request: Request, query: str = Form(..., description="the question"),
               image: UploadFile | None = File(None, description="an image file (PNG, JPEG, ...)"),
               sample: str | None = Form(None, description="a packaged photo instead of a file: bus, coffee, ..."),
-              strategy: str | None = Form("hydra", description="hydra or vipergpt"),
+              strategy: str | None = Form("hydra", description="an agent strategy: GET /v1/strategies lists them"),
               mode: str | None = Form(None, description=f"loop mode: {', '.join(MODES)}")) -> JSONResponse:
     """Queue an episode that answers ``query``; returns the job id at once (202).
 

@@ -275,6 +275,14 @@ async function previewAskImage() {
   redrawAsk();
 }
 
+async function loadStrategies() {
+  try {
+    const { strategies } = await apiJSON("/v1/strategies");
+    $("strategy").replaceChildren(...strategies.map((s) => el("option", { value: s.name, title: s.summary }, s.name)));
+    $("strategy").value = "hydra";
+  } catch (e) { setStatus(`strategies: ${e.message}`, true); }
+}
+
 async function loadSamples() {
   try {
     const { samples } = await apiJSON("/v1/samples");
@@ -499,6 +507,7 @@ window.addEventListener("hashchange", route);
 setupAsk();
 setupRuns();
 route();
+loadStrategies();
 loadSamples();
 health();
 setInterval(health, 5000);
