@@ -62,7 +62,7 @@ def eval_command(
     data_root: Path = typer.Option(None, "--data-root", help="Folder with the benchmark's files (a file for 'user')."),
     split: str = typer.Option(None, "--split", help="Split; default: the benchmark's usual test split."),
     limit: int = typer.Option(None, "--limit", min=0, help="Only the first N samples."),
-    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Samples run in parallel, each worker a process with its own models."),
+    workers: int = typer.Option(1, "--workers", "-w", min=1, help="Samples run in parallel, each worker a process (a Ray actor with --ray) with its own models."),
     mode: str = typer.Option(None, "--mode", help=MODE_HELP),
     strategy: str = typer.Option(None, "--strategy", "-s", help=STRATEGY_HELP),
     controller: Path = typer.Option(None, "--controller", help=CONTROLLER_HELP),
