@@ -198,8 +198,8 @@ class TestRealModel:
         assert rebuilt["meta"]["state_cache"] == "rebuilt after corrupt: checksum mismatch"
         assert rebuilt["meta"]["prompt_eval_tokens"] >= rebuilt["prompt_tokens"] - 1
         assert rebuilt["text"] == three_runs["off"]["calls"][0]["text"]
-        again = run_fresh(model_cache, cache, QUESTIONS[:1])["calls"][0]
-        assert again["meta"]["state_cache"] == "hit" and again["text"] == rebuilt["text"]
+        (rewritten,) = _value_files(states_dir(cache))
+        assert rewritten.read_bytes() != bytes(data)  # a fresh, intact entry replaced the damaged one
 
     def test_other_context_parameters_miss(
         self, three_runs: dict[str, Any], model_cache: Path, tmp_path: Path
@@ -210,3 +210,37 @@ class TestRealModel:
         assert other["meta"]["state_cache"] == "stored"  # n_batch is part of the key: a miss, a new entry
         assert other["meta"]["prompt_eval_tokens"] >= other["prompt_tokens"] - 1
         assert len(_value_files(states_dir(cache))) == 2
+
+    def test_entry_llama_cpp_refuses_is_rebuilt(
+        self, three_runs: dict[str, Any], model_cache: Path, tmp_path: Path
+    ) -> None:
+        # An intact, checksummed entry whose state llama.cpp cannot read (here: cut short, as a
+        # build with another layout would see it) is dropped and rebuilt after the load error.
+        cache = tmp_path / "cache"
+        shutil.copytree(three_runs["dir"] / "llm", cache / "llm")
+        (value,) = _value_files(states_dir(cache))
+        tokens, state = _parse_entry(value.read_bytes())
+        states = PrefixStateCache(states_dir(cache), three_runs["first"]["identity"], 1 << 30)
+        states.put(tokens, state[: len(state) // 2])
+        states.close()
+        (planted,) = _value_files(states_dir(cache))
+        planted_size = planted.stat().st_size
+        rebuilt = run_fresh(model_cache, cache, QUESTIONS[:1])["calls"][0]
+        assert rebuilt["meta"]["state_cache"].startswith("rebuilt after corrupt: llama.cpp refused it")
+        assert rebuilt["meta"]["prompt_eval_tokens"] >= rebuilt["prompt_tokens"] - 1
+        assert rebuilt["text"] == three_runs["off"]["calls"][0]["text"]
+        (rewritten,) = _value_files(states_dir(cache))
+        assert rewritten.stat().st_size > planted_size
+
+
+def _parse_entry(blob: bytes) -> tuple[list[int], bytes]:
+    """An entry's tokens and llama.cpp state (layout in hydra_vr.llm.state_cache)."""
+    import struct
+
+    from hydra_vr.llm.state_cache import MAGIC
+
+    (n,) = struct.unpack_from("<I", blob, len(MAGIC))
+    header = json.loads(blob[len(MAGIC) + 4 : len(MAGIC) + 4 + n])
+    payload = blob[len(MAGIC) + 4 + n :]
+    count = header["n_tokens"]
+    return list(struct.unpack(f"<{count}i", payload[: 4 * count])), payload[4 * count :]

@@ -28,7 +28,7 @@ import numpy as np
 
 from hydra_vr.llm.base import ChatMessage, ChatResult, LLMError
 from hydra_vr.llm.models import DEFAULT_MODEL, INSTALL_HINT, KNOWN_MODELS, ensure_gguf
-from hydra_vr.llm.state_cache import PrefixStateCache
+from hydra_vr.llm.state_cache import PrefixStateCache, StateCacheError
 
 log = logging.getLogger(__name__)
 
@@ -250,25 +250,35 @@ class LlamaCppChat:
         if n < self.state_cache_min_tokens:
             return {"state_cache": "short", "state_cache_tokens": n}
         prefix = full[:n]
+        have = _common_prefix(llm.input_ids[: llm.n_tokens], prefix)
+        if have == n:  # another family with the same tokens already put it in the KV cache
+            return {"state_cache": "in memory", "state_cache_tokens": n}
+        states = self._states
         start = time.perf_counter()
-        lookup = self._states.get(prefix)
-        if lookup.state is not None:
-            try:
-                if _common_prefix(llm.input_ids[: llm.n_tokens], prefix) < n:
+        try:
+            lookup = states.get(prefix)
+            if lookup.state is not None:
+                try:
                     self._load_kv(llm, prefix, lookup.state)
-                return {"state_cache": "hit", "state_cache_tokens": n, "state_cache_seconds": time.perf_counter() - start}
-            except RuntimeError as exc:  # llama.cpp refused it (shape of another build): rebuild
-                self._states.discard(self._states.key(prefix))
-                llm.reset()
-                log.warning("llama.cpp refused the prefix state in %s (%s); rebuilding it", self._states.directory, exc)
-                lookup.status = f"corrupt: llama.cpp refused it ({exc})"
-        if self._state_writes >= MAX_STATE_WRITES:
-            return {"state_cache": lookup.status, "state_cache_tokens": n}
-        # Evaluate the prefix on top of what the KV cache already shares with it, then save.
-        llm.n_tokens = _common_prefix(llm.input_ids[: llm.n_tokens], prefix)
-        llm.eval(prefix[llm.n_tokens :])  # drops the KV cells past n_tokens first
-        save_start = time.perf_counter()
-        written = self._states.put(prefix, _kv_state(llm))
+                    return {"state_cache": "hit", "state_cache_tokens": n, "state_cache_seconds": time.perf_counter() - start}
+                except RuntimeError as exc:  # llama.cpp refused it (layout of another build): rebuild
+                    states.discard(states.key(prefix))
+                    llm.reset()
+                    have = 0
+                    log.warning("llama.cpp refused the prefix state in %s (%s); rebuilding it", states.directory, exc)
+                    lookup.status = f"corrupt: llama.cpp refused it ({exc})"
+            if self._state_writes >= MAX_STATE_WRITES:
+                return {"state_cache": lookup.status, "state_cache_tokens": n}
+            # Evaluate the prefix on top of what the KV cache already shares with it, then save.
+            llm.n_tokens = have
+            llm.eval(prefix[have:])  # drops the KV cells past n_tokens first
+            save_start = time.perf_counter()
+            written = states.put(prefix, _kv_state(llm))
+        except StateCacheError as exc:  # a read-only or full disk... must not fail the call
+            log.warning("llama.cpp prefix states in %s disabled for this process: %s", states.directory, exc)
+            self._states = None
+            states.close()
+            return {"state_cache": f"off: {exc}"}
         self._state_writes += 1
         return {
             "state_cache": "stored" if lookup.status == "miss" else f"rebuilt after {lookup.status}",

@@ -41,6 +41,10 @@ def _token_bytes(tokens: Sequence[int] | np.ndarray) -> bytes:
     return np.asarray(tokens, dtype="<i4").tobytes()
 
 
+class StateCacheError(Exception):
+    """The cache directory cannot be opened or written (permissions, full disk, locked database)."""
+
+
 @dataclass
 class Lookup:
     """A lookup's outcome: ``state`` is the verified llama.cpp state, or None with ``status`` saying why."""
@@ -63,11 +67,14 @@ class PrefixStateCache:
         if self._cache is None:
             import diskcache  # sqlite + files; only once a state is looked up
 
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._cache = diskcache.Cache(
-                str(self.directory), size_limit=self.size_limit_bytes, eviction_policy="least-recently-used",
-                cull_limit=1,
-            )
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._cache = diskcache.Cache(
+                    str(self.directory), size_limit=self.size_limit_bytes, eviction_policy="least-recently-used",
+                    cull_limit=1,
+                )
+            except Exception as exc:  # OSError, sqlite3.Error
+                raise StateCacheError(f"cannot open {self.directory}: {exc}") from exc
         return self._cache
 
     def key(self, tokens: Sequence[int] | np.ndarray) -> str:
@@ -76,7 +83,8 @@ class PrefixStateCache:
         return f"kv{FORMAT}-{digest.hexdigest()}"
 
     def get(self, tokens: Sequence[int] | np.ndarray) -> Lookup:
-        """The state saved right after ``tokens``; a bad entry is deleted and reported as corrupt."""
+        """The state saved right after ``tokens``; a bad entry is deleted and reported as corrupt.
+        Raises StateCacheError when the cache cannot be opened."""
         key = self.key(tokens)
         cache = self._open()
         try:
@@ -96,7 +104,7 @@ class PrefixStateCache:
         return Lookup(f"corrupt: {error}")
 
     def put(self, tokens: Sequence[int] | np.ndarray, llama_state: bytes | memoryview) -> int:
-        """Store the state saved right after ``tokens``; returns the bytes written."""
+        """Store the state saved right after ``tokens``; returns the bytes written. Raises StateCacheError."""
         key = self.key(tokens)
         payload_tokens = _token_bytes(tokens)
         digest = hashlib.sha256(payload_tokens)
@@ -112,7 +120,11 @@ class PrefixStateCache:
             }
         ).encode()
         blob = b"".join([MAGIC, _HEADER_LEN.pack(len(header)), header, payload_tokens, llama_state])
-        self._open().set(key, blob)
+        cache = self._open()
+        try:
+            cache.set(key, blob)
+        except Exception as exc:  # OSError (disk full), sqlite3.Error, diskcache.Timeout
+            raise StateCacheError(f"cannot write to {self.directory}: {exc}") from exc
         return len(blob)
 
     def discard(self, key: str) -> None:
