@@ -117,8 +117,9 @@ class FakeRay:
         self.actors.append(actor)
         return actor
 
-    def cluster_resources(self) -> dict[str, float]:
-        return {"CPU": self.cpus, "memory": 8e9}
+    def nodes(self) -> list[dict[str, Any]]:
+        return [{"Alive": True, "Resources": {"CPU": self.cpus, "memory": 8e9}},
+                {"Alive": False, "Resources": {"CPU": 64.0}}]  # a dead node holds nothing
 
     def kill(self, actor: FakeActor, no_restart: bool = True) -> None:
         self.killed += 1
@@ -190,6 +191,9 @@ def test_an_exception_in_the_function_stops_the_run():
 def test_an_actor_no_node_can_hold_is_refused():
     with pytest.raises(ClusterError, match="no node of this cluster can hold"):
         _run(FakeRay(cpus=1.0), [1], num_cpus=2.0)
+    with pytest.raises(ClusterError, match="no node of this cluster can hold"):
+        _run(FakeRay(), [1], resources={"big_memory": 1.0})
+    assert _run(FakeRay(cpus=2.0), [1], num_cpus=2.0) == [2]
 
 
 def test_no_live_actor_for_too_long_stops_the_run():

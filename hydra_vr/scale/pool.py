@@ -115,16 +115,17 @@ class RayPool(Generic[T, R]):
         self._slots = []
 
     def _check_capacity(self) -> None:
-        """Refuse at once an actor the whole cluster could never place (e.g. a GPU on a CPU cluster)."""
-        total = self.ray.cluster_resources()
+        """Refuse at once an actor that no live node could ever place (e.g. a GPU on a CPU cluster)."""
         asked = {"CPU": self.settings.num_cpus, "GPU": self.settings.num_gpus, **self.settings.resources}
         if self.settings.memory_mb:
             asked["memory"] = self.settings.memory_mb * 1024 * 1024
-        short = {k: v for k, v in asked.items() if v > 0 and total.get(k, 0) < v}
-        if short:
-            have = {k: total.get(k, 0) for k in short}
-            raise ClusterError(f"no node of this cluster can hold one worker actor: it asks for {short}, "
-                               f"the cluster has {have} in all; lower the per-actor resources")
+        asked = {k: v for k, v in asked.items() if v > 0}
+        nodes = [node.get("Resources", {}) for node in self.ray.nodes() if node.get("Alive")]
+        if any(all(res.get(k, 0) >= v for k, v in asked.items()) for res in nodes):
+            return
+        largest = {k: max((res.get(k, 0) for res in nodes), default=0) for k in asked}
+        raise ClusterError(f"no node of this cluster can hold one worker actor: it asks for {asked}, the largest "
+                           f"amounts any node has are {largest}; lower the per-actor resources")
 
     # ------------------------------------------------------------------ the loop
     def run(self, items: Iterable[T]) -> Iterator[R]:
