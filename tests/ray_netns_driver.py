@@ -47,9 +47,7 @@ def cluster_env(tmp: Path) -> dict[str, str]:
 
 
 def write_inputs(root: Path) -> tuple[Path, Path, list[str]]:
-    from hydra_vr.assets import sample_image
-
-    rows = [{"id": f"r{i:02d}", "image": str(sample_image(IMAGES[i % len(IMAGES)])),
+    rows = [{"id": f"r{i:02d}", "image": f"sample:{IMAGES[i % len(IMAGES)]}",  # packaged photos
              "question": f"How many people are there? ({i})", "answers": ["1"]} for i in range(12)]
     data = root / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
