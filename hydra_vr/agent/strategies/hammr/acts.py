@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # Plain Python the agents may use around their tools (no tool: nothing to allowlist per agent).
@@ -107,8 +108,12 @@ def _targets(stmt: ast.Assign) -> list[str]:
     return [e.id for e in elts]  # type: ignore[attr-defined]
 
 
-def check_act(line: str, allow: Allowlist, defined: set[str], agent: str) -> Act:
-    """The Act ``line`` checked against ``allow`` and the ``defined`` variables, or :class:`ActError`."""
+def check_act(line: str, allow: Allowlist, defined: set[str], agent: str, forbidden: Mapping[str, str] | None = None) -> Act:
+    """The Act ``line`` checked against ``allow`` and the ``defined`` variables, or :class:`ActError`.
+
+    ``forbidden`` maps names to the reason they may not be called here (an agent calling itself or
+    an ancestor), checked before the allowlist so the refusal says why.
+    """
     line = line.strip().strip("`").strip()
     try:
         tree = ast.parse(line, mode="exec")
@@ -137,6 +142,8 @@ def check_act(line: str, allow: Allowlist, defined: set[str], agent: str) -> Act
         if isinstance(func, ast.Name):
             called.add(id(func))
             name = func.id
+            if forbidden and name in forbidden:
+                raise ActError(forbidden[name])
             if name in allow.parent_tools:
                 if node is not value:
                     raise ActError(f"call {name} on its own line: x = {name}(...)")

@@ -152,8 +152,11 @@ class HammrRun:
     def _act(self, spec: AgentSpec, line: str, depth: int, stack: tuple[str, ...], step: StepTrace,
              found: _Findings) -> tuple[str, bool]:
         """(observation, whether another agent ran) for one Act line; a refused or failed Act is an error observation."""
+        chain = " > ".join((*stack, spec.name))
+        forbidden = {name: f"{spec.name} may not call {name}: an agent never calls itself or an agent that called it ({chain})"
+                     for name in (*stack, spec.name)}
         try:
-            act = check_act(line, spec.allowlist(), set(self.known) | {"image"}, spec.name)
+            act = check_act(line, spec.allowlist(), set(self.known), spec.name, forbidden)
         except ActError as exc:
             return f"Error: {exc}", False
         if act.tool is None:
@@ -203,10 +206,7 @@ class HammrRun:
         return "\n".join(lines)
 
     def _call_agent(self, spec: AgentSpec, act: Act, args: list[str], depth: int, stack: tuple[str, ...], found: _Findings) -> str:
-        callee = self.agents[act.tool or ""]
-        if callee.name == spec.name or callee.name in stack:
-            chain = " > ".join((*stack, spec.name))
-            return f"Error: {spec.name} may not call {callee.name}: an agent never calls itself or an agent that called it ({chain})"
+        callee = self.agents[act.tool or ""]  # never spec itself or an ancestor: check_act refused those
         if depth + 1 > self.options.max_depth:
             return f"Error: depth limit {self.options.max_depth} reached: {spec.name} cannot call another agent here; use your own tools"
         if len(args) != 1 or not args[0].strip():
@@ -231,7 +231,8 @@ class HammrRun:
         patch_boxes = ([var["box"]] if var.get("box") is not None else list(var.get("boxes") or [])[:1]) if var else []
         if spec.returns == "box":
             if patch_boxes:
-                return AgentAnswer(f"{value} at {boxes_text(patch_boxes)}", spec.role, value, patch_boxes), f"box {boxes_text(patch_boxes)}"
+                holder = value if var and var.get("box") is not None else f"{value}[0]"  # a list of patches: its first
+                return AgentAnswer(f"{value} at {boxes_text(patch_boxes)}", spec.role, holder, patch_boxes), f"box {boxes_text(patch_boxes)}"
             return None, "Refused: Finish with the variable that holds the object's patch (for example Finish: man)"
         assert answer_spec is not None
         if patch_boxes:
