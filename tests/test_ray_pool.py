@@ -210,3 +210,49 @@ def test_settings_are_checked():
         RaySettings(address="auto", max_tries=0)
     assert RaySettings(address="x:1", memory_mb=100, resources={"big": 1}).actor_options() == {
         "num_cpus": 1.0, "num_gpus": 0.0, "memory": 100 * 1024 * 1024, "resources": {"big": 1}}
+
+
+def test_record_writes_given_up_samples_apart_and_skips_them_on_resume(tmp_path, photo, monkeypatch):
+    """record --ray: the driver alone writes; a poison sample goes to EPISODES.errors.jsonl, not
+    into the episode file, and a rerun neither records nor retries it (the pool is replaced by an
+    in-process stand-in that records for real and gives up one sample)."""
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    import hydra_vr.cli.record_cmd as record_cmd
+    from hydra_vr.cli.main import app
+    from hydra_vr.training.episodes import iter_episodes
+    from hydra_vr.training.recorder import record_with_spec
+
+    sent: list[str] = []
+
+    def fake_ray_episodes(spec, dataset, pending, cluster):
+        assert cluster.address == "10.0.0.1:6379" and cluster.workers == 2 and cluster.max_tries == 2
+        for sample in pending:
+            sent.append(sample.id)
+            yield {"id": sample.id, "error": "its worker died 2 time(s)"} if sample.id == "b" else \
+                record_with_spec(spec, dataset, sample)
+
+    monkeypatch.setattr(record_cmd, "_ray_episodes", fake_ray_episodes)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "image": str(photo("astronaut")), "question": "Who is it?",
+                                        "answers": ["astronaut"]}) + "\n" for i in "abc"))
+    plan = json.dumps({"instructions": [{"instruction": "Answer", "probability": 1.0}], "answer": ""})
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump({"agent": {"mode": "no_rl", "max_steps": 1, "num_options": 1},
+                                   "llm": {"backend": "scripted", "options": {"rules": [
+                                       ["Instruction:", "```python\nfinal_answer = 'astronaut'\n```"], ["Reply:", plan]]}}}))
+    out = tmp_path / "episodes.jsonl"
+    args = ["record", "--dataset", "user", "--data-root", str(data), "--out", str(out), "--config", str(cfg),
+            "--explore", "chosen", "--no-progress", "--ray", "10.0.0.1:6379", "--workers", "2", "--max-tries", "2"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert sorted(ep.id for ep in iter_episodes(out)) == ["a", "c"]  # the episode file stays loadable
+    errors = [json.loads(line) for line in (tmp_path / "episodes.jsonl.errors.jsonl").read_text().splitlines()]
+    assert errors == [{"id": "b", "error": "its worker died 2 time(s)"}]
+    assert "delete it to retry them" in first.output
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 0 and "3 recorded before (1 of them given up" in again.output and "0 to record" in again.output
+    assert sent == ["a", "b", "c"]  # nothing sent twice

@@ -80,9 +80,12 @@ def record_command(
         fail(str(exc))
     key = canonical_name(dataset)
     store, errors = ResultsFile(out), ResultsFile(errors_path(out))
-    done = store.repair().ids | errors.repair().ids  # a sample given up after --max-tries is not retried
+    given_up = errors.repair().ids  # a sample given up after --max-tries is not retried
+    done = store.repair().ids | given_up
     pending = [s for s in samples if s.id not in done]
-    typer.echo(f"{len(samples)} samples: {len(samples) - len(pending)} recorded before, {len(pending)} to record")
+    skipped = len({s.id for s in samples} & given_up)
+    typer.echo(f"{len(samples)} samples: {len(samples) - len(pending)} recorded before"
+               + (f" ({skipped} of them given up, see {errors.path})" if skipped else "") + f", {len(pending)} to record")
     if not pending:
         return
     for sample in [s for s in pending if not s.image_path.is_file()]:
