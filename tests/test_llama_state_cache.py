@@ -188,24 +188,19 @@ class TestRealModel:
     def test_overwritten_entry_is_rebuilt_not_trusted(
         self, three_runs: dict[str, Any], model_cache: Path, tmp_path: Path
     ) -> None:
-        cache = tmp_path / "cache"
-        shutil.copytree(three_runs["dir"] / "llm", cache / "llm")
+        cache = copy_of_states(three_runs, tmp_path)
         (value,) = _value_files(states_dir(cache))
         data = bytearray(value.read_bytes())
         data[len(data) // 2 : len(data) // 2 + 4096] = os.urandom(4096)  # garbage inside the KV cells
         value.write_bytes(bytes(data))
-        rebuilt = run_fresh(model_cache, cache, QUESTIONS[:1])["calls"][0]
-        assert rebuilt["meta"]["state_cache"] == "rebuilt after corrupt: checksum mismatch"
-        assert rebuilt["meta"]["prompt_eval_tokens"] >= rebuilt["prompt_tokens"] - 1
-        assert rebuilt["text"] == three_runs["off"]["calls"][0]["text"]
+        assert_rebuilt(run_fresh(model_cache, cache, QUESTIONS[:1]), three_runs, "rebuilt after corrupt: checksum mismatch")
         (rewritten,) = _value_files(states_dir(cache))
         assert rewritten.read_bytes() != bytes(data)  # a fresh, intact entry replaced the damaged one
 
     def test_other_context_parameters_miss(
         self, three_runs: dict[str, Any], model_cache: Path, tmp_path: Path
     ) -> None:
-        cache = tmp_path / "cache"
-        shutil.copytree(three_runs["dir"] / "llm", cache / "llm")
+        cache = copy_of_states(three_runs, tmp_path)
         other = run_fresh(model_cache, cache, QUESTIONS[:1], n_batch=256)["calls"][0]
         assert other["meta"]["state_cache"] == "stored"  # n_batch is part of the key: a miss, a new entry
         assert other["meta"]["prompt_eval_tokens"] >= other["prompt_tokens"] - 1
@@ -216,8 +211,7 @@ class TestRealModel:
     ) -> None:
         # An intact, checksummed entry whose state llama.cpp cannot read (here: cut short, as a
         # build with another layout would see it) is dropped and rebuilt after the load error.
-        cache = tmp_path / "cache"
-        shutil.copytree(three_runs["dir"] / "llm", cache / "llm")
+        cache = copy_of_states(three_runs, tmp_path)
         (value,) = _value_files(states_dir(cache))
         tokens, state = _parse_entry(value.read_bytes())
         states = PrefixStateCache(states_dir(cache), three_runs["first"]["identity"], 1 << 30)
@@ -225,12 +219,24 @@ class TestRealModel:
         states.close()
         (planted,) = _value_files(states_dir(cache))
         planted_size = planted.stat().st_size
-        rebuilt = run_fresh(model_cache, cache, QUESTIONS[:1])["calls"][0]
-        assert rebuilt["meta"]["state_cache"].startswith("rebuilt after corrupt: llama.cpp refused it")
-        assert rebuilt["meta"]["prompt_eval_tokens"] >= rebuilt["prompt_tokens"] - 1
-        assert rebuilt["text"] == three_runs["off"]["calls"][0]["text"]
+        assert_rebuilt(run_fresh(model_cache, cache, QUESTIONS[:1]), three_runs, "rebuilt after corrupt: llama.cpp refused it")
         (rewritten,) = _value_files(states_dir(cache))
         assert rewritten.stat().st_size > planted_size
+
+
+def copy_of_states(three_runs: dict[str, Any], tmp_path: Path) -> Path:
+    """A cache root holding a copy of the states the writer process saved."""
+    cache = tmp_path / "cache"
+    shutil.copytree(three_runs["dir"] / "llm", cache / "llm")
+    return cache
+
+
+def assert_rebuilt(run: dict[str, Any], three_runs: dict[str, Any], status: str) -> None:
+    """The entry was not trusted: the whole prompt was evaluated again, with the uncached answer."""
+    (call,) = run["calls"]
+    assert call["meta"]["state_cache"].startswith(status), call["meta"]
+    assert call["meta"]["prompt_eval_tokens"] >= call["prompt_tokens"] - 1
+    assert call["text"] == three_runs["off"]["calls"][0]["text"]
 
 
 def _parse_entry(blob: bytes) -> tuple[list[int], bytes]:
