@@ -73,6 +73,27 @@ def propose_nouns(text: str) -> list[str]:
     return out
 
 
+def restates_subject(question: str, answer: str) -> str | None:
+    """Why ``answer`` only names the thing the question is about, or None.
+
+    "What does this animal usually eat?" -> "cat" names the animal, it does not answer; "What animal
+    is this?" -> "cat" does (the question asks for the noun itself). Judged by the detector's name
+    mapping: the answer's classes fall inside the classes of a noun of the question.
+    """
+    from hydra_vr.api.backends.coco import CocoNameMapper
+
+    mapper, q = CocoNameMapper(), question.lower()
+    said = set(mapper.map(answer).classes)
+    if not said:
+        return None
+    for noun in propose_nouns(question):
+        if re.search(rf"\b(what|which)\s+((kind|type|sort|breed|species|make) of\s+)?{re.escape(noun)}\b", q):
+            continue
+        if said <= set(mapper.map(noun).classes):
+            return f"{answer!r} only names the {noun} the question is about; the question asks something about it"
+    return None
+
+
 def clean_noun(query: str) -> str:
     """One object name from a planner's query ("the cat, dog" -> "cat")."""
     first = re.split(r"[,;/]| and | or ", query.strip().lower())[0]
@@ -202,4 +223,4 @@ def _llm_qa(ctx: HydraAgent, question: str, spec: AnswerSpec | None, memory_text
 
 
 __all__ = ["ActionOutcome", "BOX_ACTIONS", "COLOR_OPTIONS", "Focus", "RECALL_SOURCE", "clean_noun", "program_for",
-           "propose_nouns", "run_action"]
+           "propose_nouns", "restates_subject", "run_action"]

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import Field, model_validator
 
 from hydra_vr.agent.step import EpisodeState
-from hydra_vr.agent.strategies.avis.actions import BOX_ACTIONS, RECALL_SOURCE, ActionOutcome, Focus, propose_nouns, run_action
+from hydra_vr.agent.strategies.avis.actions import (
+    BOX_ACTIONS, RECALL_SOURCE, ActionOutcome, Focus, propose_nouns, restates_subject, run_action,
+)
 from hydra_vr.agent.strategies.avis.graph import GraphError, TransitionGraph, load_graph
 from hydra_vr.agent.strategies.avis.pool import ExamplePool
 from hydra_vr.agent.strategies.avis.roles import AvisPlanner, AvisReasoner, Judgement, PlanChoice
@@ -237,9 +239,11 @@ class Search:
         spec = self.episode.spec
         assert spec is not None
         answer = spec.coerce(judgement.answer)
-        if answer is None:  # held to the question's type: a misfit or a failure string does not end the search
+        # Held to the question's type: a misfit, a failure string or the question's own subject does not end the search.
+        why = (spec.check(judgement.answer) or "no answer given") if answer is None else restates_subject(self.episode.query, answer)
+        if why:
             judgement.label = "informative"
-            return None, spec.check(judgement.answer) or "no answer given"
+            return None, why
         return answer, ""
 
     # ---------------------------------------------------------------- memory
@@ -274,6 +278,9 @@ class Search:
                     ChatMessage("user", render_prompt("avis_answer_user", question=episode.query, memory=self.memory_text(),
                                                       expected=spec.describe()))]
         reply = ask_typed(ctx.llm, messages, spec, max_tokens=24)
+        if reply.answer is not None and restates_subject(episode.query, reply.answer):
+            reply.reasons.append(restates_subject(episode.query, reply.answer) or "")
+            reply.answer = None
         result.steps.append(StepTrace(
             step=len(result.steps) + 1, action=f"({stop}) answer from working memory", role="avis",
             observation=f"answer: {reply.answer or reply.raw!r}" + ("" if reply.answer else f" refused ({'; '.join(reply.reasons)})"),
@@ -282,7 +289,7 @@ class Search:
         if reply.answer is not None:
             result.answer, result.answer_source = reply.answer, MEMORY_SOURCE
             return
-        typed_fallback(ctx, episode, self.guesses, role="avis")
+        typed_fallback(ctx, episode, [g for g in self.guesses if not restates_subject(episode.query, g)], role="avis")
         result.answer_source = f"{result.answer_source} ({stop})"
 
 
