@@ -28,6 +28,7 @@ CODE = {
     PLAN[1]: "top = image_patch.crop(0, 0, image_patch.width, image_patch.height / 2)\nfinal_answer = top",
     PLAN[2]: 'cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))',
     "Find the cup": 'cups = image_patch.find("cup")\nfinal_answer = cups[0] if cups else image_patch',
+    "Count the coins": 'coins = image_patch.find("coin")\nfinal_answer = str(len(coins))',
 }
 
 
@@ -225,6 +226,15 @@ def test_recorder_is_reset_per_episode_and_never_nested():
     again = PeakTokenRecorder.install(ctx)
     assert again is first and again.peaks == {} and isinstance(again.inner, ScriptedChat)
     assert again.usage.since({}) == {PEAK_KEY: {}}
+
+
+def test_summary_says_when_the_detector_could_not_look(embedded_toolbox, sandbox, photo):
+    script = Script([task(1, 0, "Count the coins", skills=["count"])], plan=["Count the coins"])
+    result, _ = run(script, embedded_toolbox, sandbox, photo("coffee"))
+    summary = next(s for s in result.steps if s.role == "worker").extra["summary"]
+    assert summary.startswith("Worker 1 (image 0): Count the coins -> 0 (but find('coin'): no coin found ('coin' is not")
+    final = next(c for c in script.calls("the manager") if "Give the final answer" in c.last_user).last_user
+    assert summary in final
 
 
 # -------------------------------------------------------------------------------------- ablations

@@ -20,6 +20,7 @@ from hydra_vr.agent.types import Task
 from hydra_vr.answer_types import AnswerSpec, clean
 from hydra_vr.api.spec import render_api
 from hydra_vr.llm.base import ChatMessage, ChatModel
+from hydra_vr.memory.textualizer import textualize_call
 from hydra_vr.prompts import load_examples, render_prompt
 
 _WHOLE_IMAGE_PATCH = re.compile(r"ImagePatch\(\s*image\s*\)")
@@ -150,7 +151,14 @@ def distill(task: WorkerTask, image_index: int, out: StepOutcome, made: ImageRef
     if value is None or clean(value) == "":
         return f"{head} no answer"
     text = str(value).strip().splitlines()[-1]  # the last line only, like the paper's last sentence
-    return f"{head} {text[:MAX_SUMMARY_CHARS]}"
+    return f"{head} {text[:MAX_SUMMARY_CHARS]}{caveat(program)}"
+
+
+def caveat(program: Any) -> str:
+    """A find() that came back empty, with the detector's reason: a count of 0 from a name the
+    detector cannot look for is not evidence, and the manager must know to try another way."""
+    empty = next((c for c in program.calls if c.tool == "find" and not c.result), None)
+    return f" (but {textualize_call(empty)})" if empty is not None else ""
 
 
 def full_trace(task: WorkerTask, image_index: int, out: StepOutcome) -> str:
