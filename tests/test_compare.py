@@ -78,9 +78,11 @@ def test_markdown_and_rich_tables(runs):
 
 
 def test_runs_without_a_strategy_or_grounding_hide_those_columns(runs):
-    md = CliRunner().invoke(app, ["compare", str(runs[0]), str(runs[1]), "--markdown"])
+    md = CliRunner().invoke(app, ["compare", str(runs[0]), "--markdown"])
     header = md.output.splitlines()[0]
     assert "strategy" not in header and "Acc@0.5" not in header and "accuracy" in header
+    # --mode vipergpt is the vipergpt strategy: its run says so
+    assert compare_runs([runs[0], runs[1]])[1]["strategy"] == "vipergpt"
 
 
 def test_same_folder_names_are_told_apart_by_path(runs, tmp_path):

@@ -99,7 +99,8 @@ class HydraAgent:
             log.exception("episode failed")
             result.error = f"{type(exc).__name__}: {exc}"
         result.seconds = time.perf_counter() - t0
-        result.llm = usage_since(self.llm, before)
+        # The facade's counters, plus what a strategy added (HierVA's peak prompt tokens per role).
+        result.llm = {**result.llm, **usage_since(self.llm, before)}
         return result
 
 

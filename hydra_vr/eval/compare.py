@@ -22,7 +22,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("vqa_metric", "VQA metric"), ("accuracy", "accuracy"), ("acc@0.5", "Acc@0.5"), ("miou", "mIoU"),
     ("type_misfit", "type misfit %"), ("mean_steps", "mean steps"), ("llm_calls", "LLM calls/sample"),
     ("prompt_tokens", "prompt tok/sample"), ("generated_tokens", "gen tok/sample"),
-    ("median_seconds", "median s/sample"), ("errors", "errors"),
+    ("peak_prompt", "peak prompt tok"), ("median_seconds", "median s/sample"), ("errors", "errors"),
 )
 
 
@@ -60,8 +60,14 @@ def comparison_row(loaded: RunReport, name: str | None = None) -> dict[str, Any]
         "acc@0.5": grounding.get("acc@0.5"), "miou": grounding.get("miou"), "type_misfit": fit.get("share"),
         "mean_steps": cost["mean_steps"], "llm_calls": cost["calls_per_sample"],
         "prompt_tokens": cost["prompt_tokens_per_sample"], "generated_tokens": cost["completion_tokens_per_sample"],
-        "median_seconds": cost["median_seconds"], "errors": report["errors"],
+        "peak_prompt": _peaks(cost.get("peak_prompt_tokens")), "median_seconds": cost["median_seconds"],
+        "errors": report["errors"],
     }
+
+
+def _peaks(peaks: dict[str, int] | None) -> str | None:
+    """``manager 1031, worker 2790``: the largest prompt per role, where a strategy records it."""
+    return ", ".join(f"{role} {n}" for role, n in sorted(peaks.items())) if peaks else None
 
 
 def compare_runs(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
@@ -73,7 +79,7 @@ def compare_runs(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
 
 def shown_columns(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
     """The columns worth showing: strategy and task columns only when some run has a value."""
-    optional = {"strategy", "vqa_metric", "accuracy", "acc@0.5", "miou", "type_misfit"}
+    optional = {"strategy", "vqa_metric", "accuracy", "acc@0.5", "miou", "type_misfit", "peak_prompt"}
     return [(k, t) for k, t in COLUMNS if k not in optional or any(r.get(k) is not None for r in rows)]
 
 

@@ -109,8 +109,12 @@ def _sample_seconds(record: Record) -> float:
 def _cost(records: Sequence[Record]) -> dict[str, Any]:
     n = len(records) or 1
     llm: Counter[str] = Counter()
+    peaks: dict[str, int] = {}  # the largest prompt of each role over the run (HierVA's context measure)
     for r in records:
-        llm.update({k: float(v) for k, v in (r.get("llm") or {}).items()})
+        usage = r.get("llm") or {}
+        llm.update({k: float(v) for k, v in usage.items() if isinstance(v, (int, float))})
+        for role, tokens in (usage.get("peak_prompt_tokens") or {}).items():
+            peaks[role] = max(peaks.get(role, 0), int(tokens))
     seconds = [_sample_seconds(r) for r in records]
     return {
         "mean_steps": round(sum(r.get("steps", 0) for r in records) / n, 3),
@@ -124,6 +128,7 @@ def _cost(records: Sequence[Record]) -> dict[str, Any]:
         "prompt_tokens_per_sample": round(llm["prompt_tokens"] / n, 1),
         "completion_tokens_per_sample": round(llm["completion_tokens"] / n, 1),
         "mean_tokens": round((llm["prompt_tokens"] + llm["completion_tokens"]) / n, 1),
+        "peak_prompt_tokens": peaks or None,
     }
 
 

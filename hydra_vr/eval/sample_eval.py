@@ -165,7 +165,8 @@ def evaluate_sample(agent: Any, sample: Sample, dataset: str, trace_dir: Path | 
         **_base_record(sample, dataset), "mode": result.mode, "prediction": answer, "boxes": boxes,
         **_scores_fields(scores), "steps": len(result.steps), "seconds": result.seconds,
         "wall_seconds": time.perf_counter() - t0,
-        "llm": {k: (result.llm or {}).get(k, 0) for k in _LLM_KEPT},
+        "llm": {k: (result.llm or {}).get(k, 0) for k in _LLM_KEPT}
+        | ({"peak_prompt_tokens": result.llm["peak_prompt_tokens"]} if (result.llm or {}).get("peak_prompt_tokens") else {}),
         "error": result.error, "crashed": False, "trace": trace,
     }
 
