@@ -18,9 +18,19 @@ from typing import Any
 
 
 def _records(run: Path) -> dict[str, dict[str, Any]]:
-    from hydra_vr.eval.rescore import rescore_run
+    """The run's records re-scored in memory (read-only: works while the run is still going)."""
+    import json
 
-    return {r["id"]: r for r in rescore_run(run).records}
+    from hydra_vr.eval.rescore import rescore_records, run_dataset
+
+    lines = [line for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
+    records = []
+    for line in lines:
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a line the running eval has not finished writing
+    return {r["id"]: r for r in rescore_records(records, run_dataset(run)).records}
 
 
 def _summary(records: list[dict[str, Any]]) -> dict[str, Any]:
