@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import deque
 
 import pytest
 
@@ -11,8 +10,8 @@ from hydra_vr.agent.loop import AgentInputError, HydraAgent
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
 from hydra_vr.config import AgentConfig
 from hydra_vr.controller import REPLAN, PlannerProbabilityController
-from hydra_vr.llm.scripted import ScriptedChat
 from hydra_vr.sandbox import Sandbox
+from tests.scripted_roles import RoleQueues
 
 ROLE_MARKERS = {
     "planner": "You plan the next step",
@@ -22,21 +21,11 @@ ROLE_MARKERS = {
 }
 
 
-class RoleScript:
+class RoleScript(RoleQueues):
     """Queues of replies per loop role, served by one ScriptedChat (routed by system prompt)."""
 
     def __init__(self, **queues: list[str]) -> None:
-        self.queues = {role: deque(queues.get(role, [])) for role in ROLE_MARKERS}
-        self.seen: dict[str, list[str]] = {role: [] for role in ROLE_MARKERS}
-        self.chat = ScriptedChat(rule=self._route)
-
-    def _route(self, messages):
-        system = messages[0].content
-        role = next(r for r, marker in ROLE_MARKERS.items() if marker in system)
-        self.seen[role].append(messages[-1].content)
-        if not self.queues[role]:
-            raise AssertionError(f"unexpected {role} call: {messages[-1].content[:300]}")
-        return self.queues[role].popleft()
+        super().__init__(ROLE_MARKERS, **queues)
 
 
 def plan(*instructions: str, answer: str = "") -> str:

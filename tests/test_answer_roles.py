@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections import deque
 
 import pytest
 
 from hydra_vr.agent.loop import HydraAgent
 from hydra_vr.config import AgentConfig
-from hydra_vr.llm.scripted import ScriptedChat
 from hydra_vr.sandbox import Sandbox
+from tests.scripted_roles import RoleQueues
 
 MARKERS = {
     "planner": "You plan the next step",
@@ -21,25 +20,9 @@ MARKERS = {
 }
 
 
-class Script:
-    """Reply queues per role (routed by system prompt); every call's messages and schema are kept."""
-
+class Script(RoleQueues):
     def __init__(self, **queues: list[str]) -> None:
-        self.queues = {r: deque(queues.get(r, [])) for r in MARKERS}
-        self.calls: dict[str, list] = {r: [] for r in MARKERS}
-        self.chat = ScriptedChat(rule=self._route)
-
-    def _route(self, messages):
-        role = next(r for r, m in MARKERS.items() if m in messages[0].content)
-        self.calls[role].append(messages)
-        if not self.queues[role]:
-            raise AssertionError(f"unexpected {role} call: {messages[-1].content[:300]}")
-        return self.queues[role].popleft()
-
-    def schema(self, role: str, i: int = -1):
-        """The JSON schema sent with the i-th call of ``role``."""
-        mine = [c for c in self.chat.calls if MARKERS[role] in c.messages[0].content]
-        return mine[i].json_schema
+        super().__init__(MARKERS, **queues)
 
 
 def plan(*instructions: str) -> str:
@@ -95,10 +78,10 @@ def test_failure_string_is_never_final_and_the_planner_is_told(toolbox_with_llm,
     assert result.answer == "stop"
     first = result.steps[0]
     assert first.guess is None and first.decision == "continue"
-    planner_2 = script.calls["planner"][1][-1].content
+    planner_2 = script.messages("planner")[1][-1].content
     assert "Note:" in planner_2 and "failure" in planner_2  # the next plan sees why
     # the re-ask carried the reason
-    assert "does not fit" in script.calls["summarizer"][1][-1].content
+    assert "does not fit" in script.messages("summarizer")[1][-1].content
 
 
 def test_open_question_refuses_yes_no_from_the_summarizer(toolbox_with_llm, sandbox, photo):
@@ -109,7 +92,7 @@ def test_open_question_refuses_yes_no_from_the_summarizer(toolbox_with_llm, sand
     )
     result = agent_for(script, toolbox_with_llm, sandbox, max_steps=2).run(str(photo("zidane")), "What is the man on the left wearing?")
     assert result.answer == "jacket" and result.answer_type == "open"
-    assert "open" in script.calls["summarizer"][1][-1].content
+    assert "open" in script.messages("summarizer")[1][-1].content
 
 
 def test_choice_question_constrains_the_summarizer_schema(toolbox_with_llm, sandbox, photo):
@@ -169,7 +152,7 @@ def test_repeated_program_is_refused_and_rewritten(toolbox_with_llm, sandbox, ph
     result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3).run(str(photo("bus")), "What vehicle is in the picture?")
     second = result.steps[1]
     assert second.attempts[0].error_kind == "repeat"
-    assert "same as step 1" in script.calls["reasoner"][2][-1].content
+    assert "same as step 1" in script.messages("reasoner")[2][-1].content
     assert result.answer == "bus"
 
 
@@ -180,13 +163,13 @@ def test_describe_backend_reasks_an_open_question_answered_no(toolbox_with_llm, 
     toolbox_with_llm.holder["llm"] = script.chat
     Patch = bind_toolbox(toolbox_with_llm)
     assert Patch(str(photo("chelsea"))).simple_query("Which animal is this?") == "cat"
-    retry = script.calls["describe"][1]
+    retry = script.messages("describe")[1]
     assert "the question is open" in retry[-1].content
     # the question's answer type is stated, and the findings about what it names come first
-    first_user = script.calls["describe"][0][-1].content
+    first_user = script.messages("describe")[0][-1].content
     assert "Expected answer: an open question" in first_user
     # few-shot examples travel as earlier chat turns
-    assert sum(m.role == "assistant" for m in script.calls["describe"][0]) >= 3
+    assert sum(m.role == "assistant" for m in script.messages("describe")[0]) >= 3
 
 
 def test_describe_lists_the_named_object_first_with_its_own_colours(toolbox_with_llm, photo):

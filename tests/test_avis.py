@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections import deque
 
 import pytest
 
@@ -16,7 +15,7 @@ from hydra_vr.agent.strategies.avis.search import MEMORY_SOURCE
 from hydra_vr.agent.strategy import StrategyConfigError, build_strategy, strategy_table
 from hydra_vr.api.types import Box
 from hydra_vr.config import AgentConfig
-from hydra_vr.llm.scripted import ScriptedChat
+from tests.scripted_roles import RoleQueues
 from tests.test_answer_roles import ans, sandbox, toolbox_with_llm  # noqa: F401  (shared fixtures)
 
 MARKERS = {
@@ -29,21 +28,9 @@ MARKERS = {
 BUS = [10, 228, 800, 752]  # the bus in sample:bus (as tests/test_e2e_llm.py)
 
 
-class Script:
-    """Reply queues per role (routed by system prompt); an empty queue for a called role fails the test."""
-
+class Script(RoleQueues):
     def __init__(self, **queues: list[str]) -> None:
-        self.queues = {r: deque(queues.get(r, [])) for r in MARKERS}
-        self.chat = ScriptedChat(rule=self._route)
-
-    def _route(self, messages):
-        role = next(r for r, m in MARKERS.items() if m in messages[0].content)
-        if not self.queues[role]:
-            raise AssertionError(f"unexpected {role} call: {messages[-1].content[:400]}")
-        return self.queues[role].popleft()
-
-    def calls(self, role: str):
-        return [c for c in self.chat.calls if MARKERS[role] in c.messages[0].content]
+        super().__init__(MARKERS, **queues)
 
 
 def plan(action: str, query: str = "") -> str:
