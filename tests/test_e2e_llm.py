@@ -33,9 +33,10 @@ def test_describe_vqa_answers_from_tool_findings(agent, photo):
 
     Patch = bind_toolbox(agent.toolbox)
     image = Patch(str(photo("coffee")))
-    answer = image.simple_query("Is there a cup in the image?")
+    with agent.toolbox.recording() as calls:
+        answer = image.simple_query("Is there a cup in the image?")
     assert answer == "yes"
-    call = agent.toolbox.calls[-1]
+    call = calls[-1]
     assert call.tool == "simple_query" and "cup (score" in call.result.evidence  # the LLM saw the detection
 
 

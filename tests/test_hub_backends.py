@@ -277,21 +277,22 @@ def test_toolbox_role_served_by_hub_backend(
     tb = VisionToolbox(cfg, cache_dir=tmp_path)
     backend = tb.backend(role)
     assert type(backend).__module__.startswith("hydra_vr.api.backends.hf_")
-    if role == "detector":
-        dets = tb.find(coffee, "cup")
-        assert dets and all(d.query == "cup" and d.box.x2 <= coffee.width and d.box.y2 <= coffee.height for d in dets)
-    elif role == "vqa":
-        ans = tb.simple_query(coffee, "what is in the cup?")
-        assert isinstance(ans, Answer) and isinstance(ans.text, str) and ans.source == name
-    elif role == "matcher":
-        assert tb.best_text_match(coffee, TEXTS) in TEXTS
-        assert tb.best_image_match([coffee, coffee.rotate(90)], "a cup") in (0, 1)
-    elif role == "depth":
-        value = tb.depth(coffee, Box(100, 50, 300, 200))
-        assert math.isfinite(value) and value >= 1.0
-    else:
-        assert isinstance(tb.caption(coffee), str)
-    assert tb.backend(role) is backend and tb.drain_calls()
+    with tb.recording() as calls:
+        if role == "detector":
+            dets = tb.find(coffee, "cup")
+            assert dets and all(d.query == "cup" and d.box.x2 <= coffee.width and d.box.y2 <= coffee.height for d in dets)
+        elif role == "vqa":
+            ans = tb.simple_query(coffee, "what is in the cup?")
+            assert isinstance(ans, Answer) and isinstance(ans.text, str) and ans.source == name
+        elif role == "matcher":
+            assert tb.best_text_match(coffee, TEXTS) in TEXTS
+            assert tb.best_image_match([coffee, coffee.rotate(90)], "a cup") in (0, 1)
+        elif role == "depth":
+            value = tb.depth(coffee, Box(100, 50, 300, 200))
+            assert math.isfinite(value) and value >= 1.0
+        else:
+            assert isinstance(tb.caption(coffee), str)
+    assert tb.backend(role) is backend and calls  # each call was logged for the textualizer
 
 
 # ------------------------------------------------------- loading and options
