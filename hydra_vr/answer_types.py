@@ -78,6 +78,30 @@ def clean(text: Any) -> str:
     return s.strip().strip("\"'`").rstrip(".!,;").strip().lower()
 
 
+# Words of a question that name nothing asked about: an answer made only of the question's other
+# words just repeats its subject ("Who is this astronaut?" -> "astronaut").
+_FUNCTION_WORDS = frozenset(_AUX) | _ARTICLES | {
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "of", "in", "on", "at", "to", "from", "with",
+    "for", "by", "and", "or", "it", "its", "he", "she", "they", "his", "her", "their", "there", "here", "you", "your",
+    "i", "we", "usually", "often", "typically", "kind", "type", "sort", "name", "called", "picture", "photo", "image",
+}
+# Questions whose answer is text read off the photo may well repeat the question ("What does the stop sign say?").
+_READS_TEXT = re.compile(r"\b(say|says|said|written|write|read|reads|text|word|words|title|spell\w*|letters?|label)\b")
+
+
+def repeats_question(answer: Any, question: str) -> bool:
+    """True when every content word of ``answer`` is already in ``question`` (plurals aside).
+
+    Such an answer names what the question is about, not what it asks ("Who is this astronaut?" ->
+    "astronaut", "What is the man holding?" -> "the man"). Questions about written text are exempt.
+    """
+    if not question or _READS_TEXT.search(question.lower()):
+        return False
+    said = [_stem(w) for w in _words(clean(answer)) if w not in _FUNCTION_WORDS]
+    asked = set(_stems(question))
+    return bool(said) and all(w in asked for w in said)
+
+
 def is_failure_answer(text: Any) -> bool:
     """True for text that reports a failure instead of answering ("no bus found", "unknown", an error...)."""
     s = clean(text)
@@ -93,6 +117,8 @@ class AnswerSpec:
     # Dataset multiple choice (A-OKVQA): the answer must name an option, but keeps its own words,
     # since the same answer is also scored as a direct answer.
     keep_words: bool = False
+    # The question itself, for open questions: an answer that only repeats it is refused.
+    question: str = field(default="", compare=False)
 
     # ---------------------------------------------------------------- prompts
     def describe(self) -> str:
@@ -148,10 +174,10 @@ class AnswerSpec:
             if not found:
                 return None
             return s if len(words) <= 3 else " and ".join(dict.fromkeys(found))
-        # open: anything but a bare yes/no or a failure
+        # open: anything but a bare yes/no, a failure or the question's own subject
         if s in _YES | _NO or (words and words[0] in ("yes", "no") and len(words) <= 2):
             return None
-        return s
+        return None if repeats_question(s, self.question) else s
 
     def check(self, answer: Any) -> str | None:
         """None when ``answer`` fits this type, else the reason (for a re-ask or a report)."""
@@ -164,6 +190,9 @@ class AnswerSpec:
             return f"{s!r} reports a failure, it does not answer the question"
         if self.kind == "open" and s.split()[0] in _YES | _NO:
             return f"{s!r} is a yes/no answer, but the question is open: name the thing asked about."
+        if self.kind == "open" and repeats_question(s, self.question):
+            return (f"{s!r} only repeats what the question is about; answer what it asks about it "
+                    "(a name, a thing, a place), not its subject")
         return f"{s!r} does not fit: the question is {self.describe()}"
 
     def fits(self, answer: Any) -> bool:
@@ -293,9 +322,7 @@ def expected_type(question: str, choices: Sequence[str] | None = None) -> Answer
         named = _named_options(q)
         if named:
             return AnswerSpec("choice", named)
-    if re.match(r"^how (old|tall|long|far|big|heavy)\b", q):
-        return AnswerSpec("open")
-    return AnswerSpec("open")
+    return AnswerSpec("open", question=question.strip())
 
 
 def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
@@ -307,4 +334,5 @@ def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
     return None
 
 
-__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "best_typed", "clean", "expected_type", "is_failure_answer"]
+__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "best_typed", "clean", "expected_type", "is_failure_answer",
+           "repeats_question"]

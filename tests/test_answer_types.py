@@ -125,3 +125,36 @@ def test_best_typed_takes_the_last_fitting_guess():
     assert best_typed(["bus", "no", "no car found"], spec) == "bus"
     assert best_typed(["no", "unknown"], spec) is None
     assert best_typed(["3", "two"], expected_type("How many?")) == "2"
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Who is this astronaut?", "astronaut"),
+    ("Who is the bald man?", "the bald man"),
+    ("What is the man holding?", "man"),
+    ("What animal is this?", "animal"),
+    ("What is the woman in the red dress doing?", "the woman in red dress"),
+    ("Where are the coins?", "coins"),
+])
+def test_an_open_answer_that_only_repeats_the_question_is_refused(question, answer):
+    spec = expected_type(question)
+    assert spec.coerce(answer) is None
+    assert "only repeats what the question is about" in spec.check(answer)
+    assert best_typed(["eileen collins", answer], spec) == "eileen collins"  # an earlier real answer wins
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("Who is this astronaut?", "Eileen Collins"),
+    ("What is the man holding?", "a phone"),
+    ("What animal is this?", "cat"),
+    ("Where is the cat?", "on the sofa"),
+    ("What does the stop sign say?", "stop"),  # text read off the photo may repeat the question
+    ("What is written on the bus?", "bus"),
+])
+def test_answers_that_say_something_new_are_kept(question, answer):
+    assert expected_type(question).fits(answer)
+
+
+def test_closed_types_do_not_look_at_the_question_words():
+    assert expected_type("Is the man holding a phone?").coerce("no") == "no"
+    assert expected_type("Is the cup full or empty?").coerce("empty") == "empty"
+    assert expected_type("What color is the red bus?").coerce("red") == "red"
