@@ -297,6 +297,16 @@ def test_other_settings_are_refused_unless_forced_and_lock_is_exclusive(tmp_path
     run_eval(samples, run, other, agent=agent)  # released again
 
 
+def test_a_longer_limit_extends_the_same_run(tmp_path, make_agent):
+    run, seen = tmp_path / "run", []
+    agent = make_agent(rule=_counting_rule(seen))
+    run_eval(_easy(2), run, EvalSettings(dataset="easy-vqa", limit=2, mode="one_step"), agent=agent)
+    more = run_eval(_easy(5), run, EvalSettings(dataset="easy-vqa", limit=5, mode="one_step"), agent=agent)
+    assert (more.already_done, more.evaluated, len(seen)) == (2, 3, 5)  # only the 3 new samples ran
+    assert _json(run / "run.json")["settings"]["limit"] == 5 and _json(run / "run.json")["previous"] == []
+    assert more.report["n"] == 5 and not more.report.get("mixed_settings")
+
+
 def test_exception_in_the_agent_becomes_an_error_record(tmp_path):
     class Broken:
         config = AgentConfig(mode="no_rl")

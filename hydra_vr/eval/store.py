@@ -191,9 +191,14 @@ def write_run_file(run_dir: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+# Settings a resume may change: another --limit takes a longer or shorter prefix of the same
+# samples in the same order, so the records already there stay comparable.
+RESUMABLE_SETTINGS = frozenset({"limit"})
+
+
 def settings_differences(stored: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """``key: stored -> current`` for every setting that differs."""
-    keys = sorted(set(stored) | set(current))
+    """``key: stored -> current`` for every setting that differs (those a resume may change left out)."""
+    keys = sorted((set(stored) | set(current)) - RESUMABLE_SETTINGS)
     return [f"{k}: {stored.get(k)!r} -> {current.get(k)!r}" for k in keys if stored.get(k) != current.get(k)]
 
 
@@ -211,6 +216,9 @@ def check_settings(run_dir: Path, settings: dict[str, Any], *, force: bool = Fal
     old = stored.get("settings", {})
     diffs = settings_differences(old, settings)
     if not diffs:
+        if old != settings:  # only a resumable setting changed (a longer --limit): record the latest
+            stored = {**stored, "settings": settings}
+            write_run_file(run_dir, stored)
         return stored
     if not force:
         raise RunDirError(
