@@ -98,3 +98,21 @@ def test_a_folder_that_is_not_a_run_is_a_clear_error(runs, tmp_path):
     assert missing.exit_code == 2 and "not a folder" in missing.output
     both = CliRunner().invoke(app, ["compare", str(runs[0]), "--json", "--markdown"])
     assert both.exit_code == 2 and "choose one of --json and --markdown" in both.output
+
+
+def test_common_compares_runs_cut_short_on_the_samples_all_finished(runs, tmp_path):
+    import shutil
+
+    short = tmp_path / "short"
+    shutil.copytree(runs[1], short)  # the vipergpt run, as if stopped after its first sample
+    lines = (short / "results.jsonl").read_text().splitlines()
+    (short / "results.jsonl").write_text(lines[0] + "\n")
+    kept = json.loads(lines[0])["id"]
+    plain = compare_runs([runs[0], short])
+    assert [r["samples"] for r in plain] == [3, 1]
+    both = compare_runs([runs[0], short], common=True)
+    assert [r["samples"] for r in both] == [1, 1]
+    one_record = next(json.loads(x) for x in (runs[0] / "results.jsonl").read_text().splitlines() if json.loads(x)["id"] == kept)
+    assert both[0]["accuracy"] == 100 * one_record["score"]
+    result = CliRunner().invoke(app, ["compare", str(runs[0]), str(short), "--common", "--json"])
+    assert result.exit_code == 0 and [r["samples"] for r in json.loads(result.output)] == [1, 1]

@@ -15,7 +15,9 @@ COMPARE_HELP = (
     "and errors.\n\n"
     "Figures come from the same report code as report.md, over the stored predictions re-scored with the "
     "current scorer (nothing is written).\n\n"
-    "Example: hydra-vr compare runs/gqa-no_rl runs/gqa-vipergpt --markdown"
+    "--common keeps, in every row, only the samples all the runs finished: runs stopped at different points "
+    "are then compared on the same questions.\n\n"
+    "Example: hydra-vr compare runs/gqa-no_rl runs/gqa-vipergpt --common --markdown"
 )
 
 
@@ -23,6 +25,7 @@ def compare_command(
     run_dirs: list[Path] = typer.Argument(..., help="Run directories (hydra-vr eval --out).", show_default=False),
     as_json: bool = typer.Option(False, "--json", help="Print the rows as JSON."),
     markdown: bool = typer.Option(False, "--markdown", help="Print a Markdown table (for a README)."),
+    common: bool = typer.Option(False, "--common", help="Only the samples every run finished (fair when runs were cut short)."),
 ) -> None:
     from hydra_vr.eval.compare import compare_runs, render_markdown_table, shown_columns
     from hydra_vr.eval.report import format_cell
@@ -31,7 +34,7 @@ def compare_command(
     if as_json and markdown:
         fail("choose one of --json and --markdown")
     try:
-        rows = compare_runs(run_dirs)
+        rows = compare_runs(run_dirs, common=common)
     except RunDirError as exc:
         fail(str(exc))
     if as_json:

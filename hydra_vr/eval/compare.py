@@ -37,15 +37,22 @@ class RunReport:
     report: dict[str, Any]
 
 
-def load_run_report(run_dir: Path) -> RunReport:
-    """The report of ``run_dir``'s records, re-scored with the current scorer."""
-    run_dir = Path(run_dir)
+def _load_records(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``run.json`` and the run's records, re-scored with the current scorer."""
     if not run_dir.is_dir():
         raise NotARunError(f"{run_dir}: not a folder (expected a run directory made by 'hydra-vr eval --out')")
     if not (run_dir / RESULTS).is_file():
         raise NotARunError(f"{run_dir}: not an eval run (no {RESULTS}; expected a folder made by 'hydra-vr eval --out')")
-    run = read_run_file(run_dir) or {}
     records = rescore_records(ResultsFile(run_dir / RESULTS).load().records, run_dataset(run_dir)).records
+    return read_run_file(run_dir) or {}, records
+
+
+def load_run_report(run_dir: Path, only_ids: set[str] | None = None) -> RunReport:
+    """The report of ``run_dir``'s records (those in ``only_ids`` when given), re-scored."""
+    run_dir = Path(run_dir)
+    run, records = _load_records(run_dir)
+    if only_ids is not None:
+        records = [r for r in records if r["id"] in only_ids]
     return RunReport(run_dir, run, build_report(records, run))
 
 
@@ -70,9 +77,19 @@ def _peaks(peaks: dict[str, int] | None) -> str | None:
     return ", ".join(f"{role} {n}" for role, n in sorted(peaks.items())) if peaks else None
 
 
-def compare_runs(run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
-    """A row per run, in the order given; runs are named by folder, by path where two names clash."""
-    loaded = [load_run_report(Path(d)) for d in run_dirs]
+def common_ids(run_dirs: Sequence[Path]) -> set[str]:
+    """The sample ids every run has finished: runs cut short at different points compared fairly."""
+    id_sets = [{r["id"] for r in _load_records(Path(d))[1]} for d in run_dirs]
+    return set.intersection(*id_sets) if id_sets else set()
+
+
+def compare_runs(run_dirs: Sequence[Path], *, common: bool = False) -> list[dict[str, Any]]:
+    """A row per run, in the order given; runs are named by folder, by path where two names clash.
+
+    ``common``: every row over only the samples all the runs finished (the same questions for all).
+    """
+    only = common_ids(run_dirs) if common else None
+    loaded = [load_run_report(Path(d), only) for d in run_dirs]
     names = [r.path.name for r in loaded]
     return [comparison_row(r, r.path.name if names.count(r.path.name) == 1 else str(r.path)) for r in loaded]
 
