@@ -142,6 +142,38 @@ def test_vipergpt_program_without_final_answer_falls_back(toolbox_with_llm, sand
     assert "no final_answer" in result.steps[0].feedback
 
 
+COUNT_COINS = code('coins = ImagePatch(image).find("coin")\nfinal_answer = len(coins)')
+
+
+def test_a_zero_from_a_name_the_detector_cannot_look_for_is_not_an_answer(toolbox_with_llm, sandbox, photo):
+    # NanoDet has no class for coins: find() is empty for that reason, so 0 says nothing about the photo
+    script = Script(
+        planner=[plan("Find the coins and count them"), plan("Ask the whole image how many coins there are")],
+        reasoner=[COUNT_COINS, code('final_answer = ImagePatch(image).simple_query("How many coins are there?")')],
+        summarizer=[decide("answer", "0"), decide("answer", "12")],
+        describe=[ans("12")],
+    )
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3).run(str(photo("coins")), "How many coins are there?")
+    assert result.answer == "12" and result.answer_source == "summarizer"
+    first = result.steps[0]
+    assert first.guess is None and first.decision == "continue"
+    assert "cannot look for that name" in first.extra["note"]
+    assert "cannot look for that name" in script.messages("planner")[1][-1].content  # the next plan is told
+
+
+def test_vipergpt_zero_from_a_blind_find_falls_back_to_the_whole_image(toolbox_with_llm, sandbox, photo):
+    script = Script(reasoner=[COUNT_COINS], describe=[ans("9")])
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("coins")), "How many coins are there?")
+    assert result.answer == "9" and result.answer_source == "fallback simple_query"
+    assert "rests on find('coin')" in result.steps[0].feedback
+
+
+def test_a_zero_for_a_class_the_detector_knows_stays_an_answer(toolbox_with_llm, sandbox, photo):
+    script = Script(reasoner=[code('final_answer = len(ImagePatch(image).find("dog"))')])
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("coins")), "How many dogs are there?")
+    assert result.answer == "0" and result.answer_source == "program"
+
+
 def test_repeated_program_is_refused_and_rewritten(toolbox_with_llm, sandbox, photo):
     same = code('final_answer = "no bus found"')
     script = Script(

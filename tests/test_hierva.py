@@ -237,6 +237,16 @@ def test_summary_says_when_the_detector_could_not_look(embedded_toolbox, sandbox
     assert summary in final
 
 
+def test_a_final_zero_resting_on_a_find_the_detector_cannot_do_is_refused(embedded_toolbox, sandbox, photo):
+    script = Script([task(1, 0, "Count the coins", skills=["count"])], plan=["Count the coins"], final='{"answer": "0"}')
+    result, _ = run(script, embedded_toolbox, sandbox, photo("coins"), query="How many coins are there?")
+    worker = next(s for s in result.steps if s.role == "worker")
+    assert worker.guess is None  # the worker's 0 is not a typed guess either
+    final = next(s for s in result.steps if s.action == "final answer")
+    assert "refused: '0' rests on find('coin')" in final.observation and final.guess is None
+    assert result.answer != "0" and result.steps[-1].action.startswith("(fallback)")
+
+
 # -------------------------------------------------------------------------------------- ablations
 def test_no_distill_gives_the_manager_full_worker_traces(embedded_toolbox, sandbox, photo):
     script = Script(list(CHAIN))

@@ -105,12 +105,30 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
         return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
     typed = spec.coerce(value)
     if typed is not None:
-        return typed, None
+        blind = unfounded_negative(typed, spec, program.calls)
+        return (None, blind) if blind else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):
         return None, (f"{reason}; the detector may have no class for that name: try another approach, for example "
                       "simple_query on the whole image")
     return None, reason
+
+
+def unfounded_negative(answer: str, spec: AnswerSpec, calls: Sequence[Any]) -> str | None:
+    """Why a "0" or "no" rests on nothing, or None.
+
+    An empty find() for a name the detector cannot look for (a closed-set detector with no class for
+    "coin") is what makes a program answer 0 or no; that is not evidence about the photo. A tool
+    call after the last such find (simple_query, a find that can look) may be the evidence: accepted.
+    """
+    if (spec.kind, answer) not in (("number", "0"), ("yesno", "no")):
+        return None
+    blind_at = [i for i, c in enumerate(calls) if c.tool == "find" and not c.result and c.meta.get("unsearchable")]
+    if not blind_at or blind_at[-1] < len(calls) - 1:
+        return None  # no blind find, or another tool looked after the last one: the answer may rest on that
+    blind = calls[blind_at[-1]]
+    return (f"{answer!r} rests on find({blind.args.get('name')!r}), which cannot look for that name "
+            f"({blind.meta.get('mapping', 'no detector class')}); ask simple_query on the image or a crop instead")
 
 
 def boxes_of(value: Any) -> list[list[float]]:
@@ -167,4 +185,4 @@ class EpisodeState:
 
 
 __all__ = ["CodeWriter", "EpisodeState", "ProgramRunner", "StepOutcome", "boxes_of", "repeated_step", "result_dict", "run_step",
-           "typed_guess"]
+           "typed_guess", "unfounded_negative"]

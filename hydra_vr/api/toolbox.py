@@ -162,6 +162,9 @@ class VisionToolbox:
             explain = getattr(detector, "explain", None)
             if explain is not None:
                 meta["mapping"] = explain(name)
+            map_name = getattr(detector, "map_name", None)  # closed-set detectors: can it look for this name at all?
+            if map_name is not None and not map_name(name):
+                meta["unsearchable"] = True  # an empty result says nothing about the scene
             if not dets and meta.get("mapping"):
                 log.info("find(%r): %s", name, meta["mapping"])
         dets.sort(key=lambda d: d.score, reverse=True)

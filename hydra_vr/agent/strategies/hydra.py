@@ -12,7 +12,7 @@ import time
 from typing import TYPE_CHECKING, ClassVar
 
 from hydra_vr.agent.roles import Planner, Summarizer, fallback_program
-from hydra_vr.agent.step import result_dict, run_step
+from hydra_vr.agent.step import result_dict, run_step, unfounded_negative
 from hydra_vr.agent.strategies.common import typed_fallback
 from hydra_vr.agent.strategy import Episode, StrategyOptions
 from hydra_vr.agent.types import Option, StepTrace
@@ -41,6 +41,7 @@ class HydraStrategy:
         planner, reasoner, summarizer = ctx.roles(episode.task)
         query, task, spec, result = episode.query, episode.task, episode.spec, episode.result
         memory = StateMemoryBank(query)
+        calls: list = []  # every vision call of the episode: a 0 or "no" resting on a blind find() is refused
         max_steps = ctx.max_steps
         stop_reason = "the step limit"
         for step in range(1, max_steps + 1):
@@ -54,6 +55,8 @@ class HydraStrategy:
             # The planner may answer from memory; trusted only when it proposes no further step
             # (with options beside it, the summarizer, which just said "continue", is the judge).
             direct = spec.coerce(direct) if direct and spec is not None else None
+            if direct and unfounded_negative(direct, spec, calls):
+                direct = None
             if direct and not options and memory.entries and task == "vqa":
                 result.answer, result.answer_source = direct, "planner"
                 result.steps.append(StepTrace(
@@ -69,6 +72,7 @@ class HydraStrategy:
             instruction = options[choice].instruction
             t = time.perf_counter()
             out = execute(ctx, reasoner, episode, instruction, memory)
+            calls.extend(out.program.calls)
             t_exec = time.perf_counter() - t
             memory.add(MemoryEntry(step, instruction, out.code, out.observation,
                                    [v.to_dict() for v in out.program.variables], out.ok, out.guess, out.note))
@@ -82,8 +86,12 @@ class HydraStrategy:
             else:
                 d = summarizer.decide(query, memory.render(), spec)
                 decision, answer = d.kind, d.answer
-                if d.note:  # the planner sees why, and proposes something else
-                    memory.entries[-1].note = "; ".join(x for x in (memory.entries[-1].note, d.note) if x)
+                blind = unfounded_negative(answer, spec, calls) if answer and spec is not None else None
+                if blind:
+                    decision, answer = "continue", None
+                for note in (d.note, blind):
+                    if note:  # the planner sees why, and proposes something else
+                        memory.entries[-1].note = "; ".join(x for x in (memory.entries[-1].note, note) if x)
             t_sum = time.perf_counter() - t
             trace = StepTrace(
                 step=step, action=instruction, role=self.name, code=out.code, observation=out.observation, boxes=out.boxes,
@@ -102,7 +110,7 @@ class HydraStrategy:
                 elif answer or out.guess:
                     result.answer, result.answer_source = (answer, "summarizer") if answer else (out.guess, "program")
                 else:
-                    final(ctx, summarizer, episode, memory)
+                    final(ctx, summarizer, episode, memory, calls)
                 return
         # Step limit: merge what the steps found.
         if task == "grounding":
@@ -110,7 +118,7 @@ class HydraStrategy:
             if not result.boxes:
                 result.error = f"no box found before {stop_reason}"
         else:
-            final(ctx, summarizer, episode, memory)
+            final(ctx, summarizer, episode, memory, calls)
 
 
 def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: str, memory: StateMemoryBank):  # noqa: ANN201
@@ -123,13 +131,13 @@ def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: st
         fallback_code=fallback_program(episode.query, episode.task), earlier=memory.entries)
 
 
-def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: StateMemoryBank) -> None:
+def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: StateMemoryBank, calls: list | None = None) -> None:
     """The answer when the steps gave none that fits: the final-answer role (multi-step modes), then
     the best typed guess, then ``simple_query`` on the whole image."""
     assert episode.spec is not None
     if ctx.max_steps > 1:
         answer = summarizer.final_answer(episode.query, memory.render(), memory.guesses(), episode.spec)
-        if answer is not None:
+        if answer is not None and not unfounded_negative(answer, episode.spec, calls or []):
             episode.result.answer, episode.result.answer_source = answer, "final_answer"
             return
     typed_fallback(ctx, episode, memory.guesses(), role="hydra")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from hydra_vr.agent.roles import fallback_program
-from hydra_vr.agent.step import boxes_of, result_dict, run_step
+from hydra_vr.agent.step import boxes_of, result_dict, run_step, unfounded_negative
 from hydra_vr.agent.strategies.common import typed_fallback
 from hydra_vr.agent.strategies.hammr.acts import Act, ActError, check_act, parse_reply
 from hydra_vr.agent.strategies.hammr.agents import (
@@ -62,6 +62,7 @@ class HammrRun:
         self.ctx, self.episode, self.options = ctx, episode, options
         self.agents = agent_table(options.flat)
         self.known: dict[str, dict[str, Any]] = {}  # the namespace's variables, as the sandbox reported them
+        self.calls: list[Any] = []  # every vision call so far: a Finish of 0 or "no" resting on a blind find() is refused
         self.prefixes = prefixes  # each agent's stable prompt prefix (system + few-shot turns), kept across episodes
 
     # ------------------------------------------------------------------ episode
@@ -191,6 +192,7 @@ class HammrRun:
         if not program.ok:
             return f"Error: {program.error_kind} error: {program.error}"
         self._learn(program)
+        self.calls.extend(program.calls)
         lines = [line for c in program.calls if c.tool == "find" and not c.result and (line := textualize_call(c))]
         for name in act.targets:
             var = self.known.get(name)
@@ -240,8 +242,9 @@ class HammrRun:
         if var is not None:
             value = self._value(ast.Name(id=value, ctx=ast.Load()))
         typed = answer_spec.coerce(value)
-        if typed is None:
-            reason = answer_spec.check(value) or f"{value!r} does not answer the question"
+        reason = unfounded_negative(typed, answer_spec, self.calls) if typed is not None else \
+            answer_spec.check(value) or f"{value!r} does not answer the question"
+        if typed is None or reason:
             return None, f"Refused: {reason} Keep going: use a tool, or Finish with {answer_spec.describe()}"
         return AgentAnswer(typed, spec.role, var["name"] if var else None), f"answer: {typed}"
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field
 
 from hydra_vr.agent.peak_tokens import PeakTokenRecorder
-from hydra_vr.agent.step import StepOutcome, result_dict
+from hydra_vr.agent.step import StepOutcome, result_dict, unfounded_negative
 from hydra_vr.agent.strategies.common import typed_fallback
 from hydra_vr.agent.strategies.hierva.manager import Manager
 from hydra_vr.agent.strategies.hierva.skills import skill_names, skill_text
@@ -76,6 +76,7 @@ class _Run:
                                max_tasks=options.max_tasks, max_task_retries=options.max_task_retries)
         self.workers = WorkerPrompts()
         self.guesses: list[str] = []
+        self.calls: list[Any] = []  # the workers' vision calls: a final 0 or "no" resting on a blind find() is refused
         self.boxes: list[list[float]] = []  # boxes the workers returned, last is best
         self.history: list[str] = []  # every worker's full trace (what no_scope workers and no_hierarchy see)
 
@@ -157,6 +158,7 @@ class _Run:
         return ref
 
     def _collect(self, task: WorkerTask, out: StepOutcome) -> None:
+        self.calls.extend(out.program.calls)
         if out.guess is not None:
             self.guesses.append(out.guess)
         if task.expected_output in ("box", "image") and out.boxes:
@@ -201,6 +203,10 @@ class _Run:
         spec = episode.spec
         assert spec is not None
         reply = self.manager.final_answer(spec)
+        blind = unfounded_negative(reply.answer, spec, self.calls) if reply.answer is not None else None
+        if blind:
+            reply.reasons.append(blind)
+            reply.answer = None
         if reply.answer is not None:
             result.answer, result.answer_source = reply.answer, role
         self._trace(t, action="final answer", role=role, decision="answer", guess=reply.answer,
