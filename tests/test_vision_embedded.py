@@ -115,6 +115,14 @@ def test_ocr_reads_the_page(Patch, photo):
     assert all(t.label == "text" for t in texts)
 
 
+def test_ocr_on_a_photo_without_text_is_an_empty_list_and_prints_nothing(embedded_toolbox, capfd):
+    blank = Image.new("RGB", (320, 240), (90, 140, 200))
+    capfd.readouterr()
+    assert embedded_toolbox.read_text(blank) == []
+    out, err = capfd.readouterr()
+    assert "RapidOCR" not in out + err  # no warning per image without text in a user's terminal
+
+
 def test_classifier_labels(embedded_toolbox, photo):
     coffee = Image.open(photo("coffee"))
     top = embedded_toolbox.classify(coffee, top_k=3)

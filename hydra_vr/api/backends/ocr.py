@@ -28,8 +28,9 @@ class RapidOCRReader:
                 from rapidocr import RapidOCR
 
                 # rapidocr sets its logger from this option at construction and otherwise logs
-                # every model path at INFO; keep user output clean.
-                self._engine = RapidOCR(params={"Global.log_level": "warning"})
+                # every model path at INFO, and a WARNING for every image without text (a normal
+                # result, returned as an empty list); keep user output clean.
+                self._engine = RapidOCR(params={"Global.log_level": "error"})
 
     def read_text(self, image: Image.Image) -> list[TextRegion]:
         self.load()
