@@ -57,6 +57,8 @@ _FAILURE_PATTERNS = [
     r"imagepatch\s*\(|<hydra_vr|object at 0x|^\{.*\}$|^\[.*\]$|'box':|\"box\":",
     r"^(the )?(answer|query|question) (is )?(not|cannot)\b",
     r"\bno (information|evidence|data)\b",
+    # our own provenance labels ("recall (LLM knowledge, not from the image)") echoed back as the answer
+    r"^\(?(the )?llm('s)? (own )?knowledge\b",
     r"^there (is|are) no\b",
 ]
 _FAILURE = re.compile("|".join(f"(?:{p})" for p in _FAILURE_PATTERNS), re.I)

@@ -63,7 +63,8 @@ def test_dataset_choices_win_over_the_question():
     "text",
     ["no bus found", "Bus not found", "None", "unknown", "", "   ", "nothing", "N/A", "ImagePatch(left=0, lower=0)",
      "cannot determine", "I don't know", "Error: name 'x' is not defined", "Traceback (most recent call last)",
-     "{'box': [1, 2, 3, 4]}", "there is no person in the image", "no objects detected", "not visible"],
+     "{'box': [1, 2, 3, 4]}", "there is no person in the image", "no objects detected", "not visible",
+     "llm knowledge", "(LLM knowledge)", "LLM knowledge, not from the image"],
 )
 def test_failure_strings(text):
     assert is_failure_answer(text)
