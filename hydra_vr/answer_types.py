@@ -104,6 +104,10 @@ def repeats_question(answer: Any, question: str) -> bool:
     return bool(said) and all(w in asked for w in said)
 
 
+def _asks_who_or_where(question: str) -> bool:
+    return bool(re.match(r"\s*(who|whom|whose|where)\b", question, re.I))
+
+
 def is_failure_answer(text: Any) -> bool:
     """True for text that reports a failure instead of answering ("no bus found", "unknown", an error...)."""
     s = clean(text)
@@ -179,6 +183,8 @@ class AnswerSpec:
         # open: anything but a bare yes/no, a failure or the question's own subject
         if s in _YES | _NO or (words and words[0] in ("yes", "no") and len(words) <= 2):
             return None
+        if _asks_who_or_where(self.question) and re.fullmatch(r"[\d.,\s]+", s):
+            return None  # "Who is the bald man?" -> "2" names no one
         return None if repeats_question(s, self.question) else s
 
     def check(self, answer: Any) -> str | None:
@@ -192,6 +198,8 @@ class AnswerSpec:
             return f"{s!r} reports a failure, it does not answer the question"
         if self.kind == "open" and s.split()[0] in _YES | _NO:
             return f"{s!r} is a yes/no answer, but the question is open: name the thing asked about."
+        if self.kind == "open" and _asks_who_or_where(self.question) and re.fullmatch(r"[\d.,\s]+", s):
+            return f"{s!r} is a number, but the question asks {self.question.split()[0].lower()}: name a person, a thing or a place"
         if self.kind == "open" and repeats_question(s, self.question):
             return (f"{s!r} only repeats what the question is about; answer what it asks about it "
                     "(a name, a thing, a place), not its subject")

@@ -159,3 +159,11 @@ def test_closed_types_do_not_look_at_the_question_words():
     assert expected_type("Is the man holding a phone?").coerce("no") == "no"
     assert expected_type("Is the cup full or empty?").coerce("empty") == "empty"
     assert expected_type("What color is the red bus?").coerce("red") == "red"
+
+
+def test_a_bare_number_does_not_answer_who_or_where():
+    who = expected_type("Who is the bald man?")
+    assert who.coerce("2") is None and "is a number, but the question asks who" in who.check("2")
+    assert expected_type("Where is the spoon?").coerce("1") is None
+    assert expected_type("What number is on the bus?").coerce("15") == "15"  # other open questions may want one
+    assert who.coerce("Zinedine Zidane") == "zinedine zidane"
