@@ -1,11 +1,13 @@
-"""Compare two eval runs of the same user file question by question (before/after a change).
+"""Compare eval runs of the same user file question by question (before/after a change, or strategies).
 
     python benchmarks/real_photos/paired.py RUN_BEFORE RUN_AFTER [--show]
+    python benchmarks/real_photos/paired.py runs/hydra runs/vipergpt runs/hammr runs/avis runs/hierva
 
-Re-scores both runs' stored predictions with the current scorer, keeps the samples both runs
+Re-scores the runs' stored predictions with the current scorer, keeps the samples every run
 finished (a paired comparison is fair even when a run was cut short), and prints for each run:
 VQA accuracy, grounding Acc@0.5 and mIoU, the share of VQA answers whose type does not fit the
-question, median seconds per sample, per category; then the questions whose score changed.
+question, median seconds per sample; the mean score per category, a column per run; then the
+questions whose score differs between the runs (every question with --show).
 """
 
 from __future__ import annotations
@@ -55,29 +57,34 @@ def _fmt(v: Any) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("before", type=Path)
-    parser.add_argument("after", type=Path)
+    parser.add_argument("runs", type=Path, nargs="+", help="two runs (before, after) or more (strategies side by side)")
     parser.add_argument("--show", action="store_true", help="print every paired question, not only the changed ones")
     args = parser.parse_args()
-    a, b = _records(args.before), _records(args.after)
-    common = [i for i in a if i in b]
-    print(f"{len(common)} samples finished in both runs ({len(a)} before, {len(b)} after)")
+    if len(args.runs) < 2:
+        parser.error("give at least two runs")
+    names = [r.name if [x.name for x in args.runs].count(r.name) == 1 else str(r) for r in args.runs]
+    recs = [_records(r) for r in args.runs]
+    common = [i for i in recs[0] if all(i in r for r in recs[1:])]
+    print(f"{len(common)} samples finished in every run ({', '.join(f'{n} {len(r)}' for n, r in zip(names, recs))})")
+    width = max(8, *map(len, names))
     cols = ["vqa_n", "vqa_acc", "misfit", "ground_n", "acc05", "miou", "median_s"]
-    print(f"{'run':<8} " + " ".join(f"{c:>9}" for c in cols))
-    for name, recs in (("before", a), ("after", b)):
-        s = _summary([recs[i] for i in common])
-        print(f"{name:<8} " + " ".join(f"{_fmt(s[c]):>9}" for c in cols))
-    by_cat: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    print(f"{'run':<{width}} " + " ".join(f"{c:>9}" for c in cols))
+    for name, r in zip(names, recs):
+        s = _summary([r[i] for i in common])
+        print(f"{name:<{width}} " + " ".join(f"{_fmt(s[c]):>9}" for c in cols))
+    by_cat: dict[str, list[list[float]]] = defaultdict(list)
     for i in common:
-        by_cat[(a[i].get("meta") or {}).get("category", "-")].append((a[i]["score"], b[i]["score"]))
-    print("\nper category (before -> after, mean score):")
-    for cat, pairs in sorted(by_cat.items()):
-        print(f"  {cat:<11} n={len(pairs):<3} {statistics.mean(p[0] for p in pairs):.2f} -> {statistics.mean(p[1] for p in pairs):.2f}")
+        by_cat[(recs[0][i].get("meta") or {}).get("category", "-")].append([r[i]["score"] for r in recs])
+    print("\nper category, mean score (" + " | ".join(names) + "):")
+    for cat, rows in sorted(by_cat.items()):
+        means = " | ".join(f"{statistics.mean(row[k] for row in rows):.2f}" for k in range(len(recs)))
+        print(f"  {cat:<11} n={len(rows):<3} {means}")
     print("\nquestions:" if args.show else "\nchanged:")
     for i in common:
-        if args.show or a[i]["score"] != b[i]["score"]:
-            print(f"  {i:<22} {a[i]['query'][:48]:<48} {str(a[i].get('prediction'))!r:>14} ({a[i]['score']:.2f}) -> "
-                  f"{str(b[i].get('prediction'))!r} ({b[i]['score']:.2f})")
+        scores = [r[i]["score"] for r in recs]
+        if args.show or len(set(scores)) > 1:
+            answers = " | ".join(f"{str(r[i].get('prediction'))[:18]!r} ({r[i]['score']:.2f})" for r in recs)
+            print(f"  {i:<22} {recs[0][i]['query'][:44]:<44} {answers}")
 
 
 if __name__ == "__main__":
