@@ -166,6 +166,37 @@ def test_grounding_returns_boxes_or_reports_no_box(embedded_toolbox, sandbox, ph
     assert result.boxes == [] and "no box" in result.error
 
 
+def test_vipergpt_grounding_program_without_a_box_is_retried_with_the_reason(embedded_toolbox, sandbox, photo):
+    script = RoleScript(reasoner=[code('final_answer = "coat"'), code('final_answer = ImagePatch(image).find("person")[0]')])
+    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("bus")), "the man on the left",
+                                                                               task="grounding")
+    assert result.ok and len(result.boxes) == 1
+    attempts = result.steps[0].attempts
+    assert [a.error_kind for a in attempts] == ["no_box", None]
+    assert "must be the ImagePatch" in script.seen["reasoner"][1] and "'coat'" in script.seen["reasoner"][1]
+
+
+def test_vipergpt_grounding_falls_back_to_the_first_name_the_detector_finds(embedded_toolbox, sandbox, photo):
+    script = RoleScript(reasoner=[code('final_answer = "cup"')] * 3)  # every retry (max_code_retries 2) sets text
+    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), "the saucer under the cup",
+                                                                               task="grounding")
+    assert result.ok and len(result.boxes) == 1
+    last = result.steps[0].attempts[-1]
+    assert last.fallback and last.ok and "for name in ['saucer', 'cup']" in last.code
+    assert "find('saucer'): no saucer found" in result.steps[0].observation  # no class: the next name was tried
+    x1, y1, x2, y2 = result.boxes[0]
+    assert 100 < x1 < x2 < 480 and y1 < y2  # the cup, not the whole photo
+
+
+def test_expression_names_try_two_word_names_first_and_skip_colours_and_positions():
+    from hydra_vr.agent.roles import expression_names
+
+    assert expression_names("the man in the beige coat") == ["man", "coat"]
+    assert expression_names("the round traffic sign on the left") == ["traffic sign", "traffic", "sign"]
+    assert expression_names("the cat's nose") == ["cat nose", "cat", "nose"]
+    assert expression_names("the one on the left") == ["object"]
+
+
 def test_vipergpt_and_no_sampling_modes(embedded_toolbox, sandbox, photo):
     script = RoleScript(reasoner=[code('final_answer = bool_to_yesno(ImagePatch(image).exists("cup"))')])
     result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), "Is there a cup?")

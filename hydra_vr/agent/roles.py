@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
-from hydra_vr.answer_types import AnswerSpec, clean, expected_type
+from hydra_vr.answer_types import COLOR_WORDS, AnswerSpec, clean, expected_type
 from hydra_vr.agent.types import PlannerOutput, Task
 from hydra_vr.api.operations import skill_text
 from hydra_vr.api.spec import render_api
@@ -131,14 +131,37 @@ def _prefix_messages(system: str, shots: list[tuple[str, str]]) -> list[ChatMess
     return messages
 
 
+# Words of a referring expression that name no object: the fallback tries the others as names.
+_NOT_NAMES = frozenset({
+    "the", "a", "an", "this", "that", "these", "those", "of", "in", "on", "at", "to", "from", "with", "by", "near", "next",
+    "behind", "front", "under", "over", "above", "below", "between", "and", "or", "who", "which", "is", "are", "his", "her",
+    "its", "their", "left", "right", "top", "bottom", "middle", "center", "centre", "far", "closest", "nearest", "first",
+    "second", "third", "last", "big", "bigger", "biggest", "small", "smaller", "smallest", "large", "largest", "tall",
+    "tallest", "short", "round", "side", "one", "other", "wearing", "holding", "sitting", "standing", "hanging",
+}) | frozenset(COLOR_WORDS)
+
+
+def expression_names(query: str) -> list[str]:
+    """Candidate object names in a referring expression, in order: two-word names first ("traffic
+    sign"), then single words ("the man in the beige coat" -> man, coat)."""
+    words = re.findall(r"[a-z]+", query.lower().replace("'s ", " "))
+    keep = [w not in _NOT_NAMES and len(w) > 1 for w in words]
+    pairs = [f"{a} {b}" for (a, b), k1, k2 in zip(zip(words, words[1:]), keep, keep[1:]) if k1 and k2]
+    return list(dict.fromkeys(pairs + [w for w, k in zip(words, keep) if k])) or ["object"]
+
+
 def fallback_program(query: str, task: Task) -> str:
     """A ViperGPT-style last resort when every generated program failed."""
     if task == "grounding":
-        noun = re.findall(r"[a-z]+", query.lower())
-        name = noun[-1] if noun else "object"
+        # The first name the detector finds anything for (the head noun usually comes first: "the man
+        # in the beige coat"); the expression then picks among those boxes; the whole image at worst.
         return (
             "image_patch = ImagePatch(image)\n"
-            f"candidates = image_patch.find({name!r})\n"
+            "candidates = []\n"
+            f"for name in {expression_names(query)!r}:\n"
+            "    candidates = image_patch.find(name)\n"
+            "    if candidates:\n"
+            "        break\n"
             f"final_answer = best_image_match(candidates, [{query!r}]) if candidates else image_patch\n"
         )
     return f"image_patch = ImagePatch(image)\nfinal_answer = image_patch.simple_query({query!r})\n"

@@ -62,8 +62,13 @@ def run_step(
     max_retries: int,
     fallback_code: str | None,
     earlier: Sequence[MemoryEntry] = (),
+    needs_box: bool = False,
 ) -> StepOutcome:
-    """Write and run a program; retry with the error fed back; then ``fallback_code`` (if any)."""
+    """Write and run a program; retry with the error fed back; then ``fallback_code`` (if any).
+
+    ``needs_box``: the step must end with a box (a grounding episode of one program); a program that
+    runs but sets no patch as final_answer is retried with that error, then the fallback runs.
+    """
     attempts: list[Attempt] = []
     code, error, program = "", "", None
     for _ in range(max_retries + 1):
@@ -75,11 +80,16 @@ def run_step(
             attempts.append(Attempt(code, False, "repeat", error))
             continue
         program = runner.run(code, image_path)
+        missing = _no_box(program) if needs_box and program.ok else None
+        if missing:
+            attempts.append(Attempt(code, False, "no_box", missing))
+            error = missing
+            continue
         attempts.append(Attempt(code, program.ok, program.error_kind, program.error))
         if program.ok:
             break
         error = program.feedback()
-    if (program is None or not program.ok) and fallback_code is not None:
+    if (program is None or not program.ok or needs_box and _no_box(program)) and fallback_code is not None:
         program = runner.run(fallback_code, image_path)
         attempts.append(Attempt(fallback_code, program.ok, program.error_kind, program.error, fallback=True))
     if program is None:  # every attempt repeated an earlier step and there is no fallback
@@ -88,6 +98,15 @@ def run_step(
     guess, note = typed_guess(program, spec) if spec is not None and task == "vqa" else (None, None)
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     return StepOutcome(attempts, program, observation, guess, note, boxes)
+
+
+def _no_box(program: Any) -> str | None:
+    """Why a program that ran gave no box to ground with, or None."""
+    if program.has_final_answer and boxes_of(program.final_answer):
+        return None
+    said = repr(program.final_answer)[:80] if program.has_final_answer else "nothing"
+    return (f"final_answer must be the ImagePatch of the object the expression names (for example "
+            f"final_answer = people[0]), not {said}")
 
 
 def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]:
