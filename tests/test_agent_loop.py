@@ -166,6 +166,20 @@ def test_grounding_returns_boxes_or_reports_no_box(embedded_toolbox, sandbox, ph
     assert result.boxes == [] and "no box" in result.error
 
 
+def test_grounding_without_a_box_at_the_step_limit_tries_the_expressions_names(embedded_toolbox, sandbox, photo):
+    script = RoleScript(
+        planner=[plan("Find the saucer"), plan("Find the plate")],
+        reasoner=[code('saucers = ImagePatch(image).find("saucer")'), code('plates = ImagePatch(image).find("plate")')],
+    )
+    result = make_agent(script, embedded_toolbox, sandbox, max_steps=2).run(str(photo("coffee")), "the saucer under the cup",
+                                                                            task="grounding")
+    assert result.ok and len(result.boxes) == 1 and result.answer_source == "fallback find"
+    last = result.steps[-1]
+    assert last.instruction.startswith("(fallback)") and last.boxes == result.boxes
+    x1, y1, x2, y2 = result.boxes[0]
+    assert 100 < x1 < x2 < 480 and y1 < y2  # the cup the expression names, found when 'saucer' has no class
+
+
 def test_vipergpt_grounding_program_without_a_box_is_retried_with_the_reason(embedded_toolbox, sandbox, photo):
     script = RoleScript(reasoner=[code('final_answer = "coat"'), code('final_answer = ImagePatch(image).find("person")[0]')])
     result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("bus")), "the man on the left",

@@ -29,6 +29,7 @@ CODE = {
     PLAN[2]: 'cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))',
     "Find the cup": 'cups = image_patch.find("cup")\nfinal_answer = cups[0] if cups else image_patch',
     "Count the coins": 'coins = image_patch.find("coin")\nfinal_answer = str(len(coins))',
+    "Find the saucer": 'saucers = image_patch.find("saucer")\nfinal_answer = saucers[0] if saucers else None',
 }
 
 
@@ -302,6 +303,15 @@ def test_grounding_returns_the_box_of_the_workers_patch(embedded_toolbox, sandbo
     assert x1 < 200 and x2 > 400  # the cup spans the middle of the photo
     assert not [c for c in script.llm.calls if "next task" in c.last_user]  # a found box ends the episode
     assert result.steps[-1].action.startswith("final")
+
+
+def test_grounding_without_a_workers_box_tries_the_expressions_names(embedded_toolbox, sandbox, photo):
+    script = Script([task(1, 0, "Find the saucer", "box", ["ground_expression"])], plan=["Find the saucer"])
+    result, _ = run(script, embedded_toolbox, sandbox, photo("coffee"), query="the saucer under the cup", task_kind="grounding")
+    assert result.ok, result.error
+    assert result.answer_source == "fallback find" and result.steps[-1].action.startswith("(fallback)")
+    x1, y1, x2, y2 = result.boxes[0]
+    assert x1 < 200 and x2 > 400  # the cup: 'saucer' has no detector class
 
 
 def test_cli_prints_the_trace(embedded_toolbox, sandbox, photo, capsys):

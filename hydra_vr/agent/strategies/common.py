@@ -6,7 +6,7 @@ import time
 from typing import TYPE_CHECKING
 
 from hydra_vr.agent.roles import fallback_program
-from hydra_vr.agent.step import result_dict
+from hydra_vr.agent.step import boxes_of, result_dict
 from hydra_vr.agent.types import Attempt, StepTrace
 from hydra_vr.answer_types import AnswerSpec, best_typed, clean, is_failure_answer
 from hydra_vr.llm.wrapper import usage_since, usage_snapshot
@@ -38,6 +38,27 @@ def whole_image_answer(ctx: HydraAgent, episode: Episode, role: str, depth: int 
         llm=usage_since(ctx.llm, usage0), seconds={"total": time.perf_counter() - t}))
 
 
+def fallback_box(ctx: HydraAgent, episode: Episode, role: str, depth: int = 0) -> None:
+    """Grounding's last resort when a strategy ends without a box: the fallback program (the
+    expression's names in turn, the first the detector finds anything for, the expression picking
+    among those boxes), traced as a step of its own. Nothing found for any name: still no box."""
+    t = time.perf_counter()
+    usage0 = usage_snapshot(ctx.llm)
+    code = fallback_program(episode.query, "grounding")
+    program = ctx.runner.run(code, episode.image_path)
+    # Only a box the detector found for one of the names: the whole image is no answer to ground with.
+    found = any(c.tool == "find" and c.result for c in program.calls)
+    boxes = boxes_of(program.final_answer) if found and program.ok and program.has_final_answer else []
+    result = episode.result
+    if boxes:
+        result.boxes, result.answer, result.answer_source, result.error = boxes, "1 box", "fallback find", None
+    result.steps.append(StepTrace(
+        step=len(result.steps) + 1, action="(fallback) find the expression's names in turn", role=role, depth=depth,
+        code=code, observation=textualize_step(program, program.calls), boxes=boxes, decision="answer" if boxes else "fail",
+        attempts=[Attempt(code, program.ok, program.error_kind, program.error, fallback=True)], result=result_dict(program),
+        llm=usage_since(ctx.llm, usage0), seconds={"total": time.perf_counter() - t}))
+
+
 def typed_fallback(ctx: HydraAgent, episode: Episode, guesses: list[str], role: str, depth: int = 0) -> None:
     """The best typed guess of the episode, else the whole-image answer."""
     spec = episode.spec
@@ -49,4 +70,4 @@ def typed_fallback(ctx: HydraAgent, episode: Episode, guesses: list[str], role: 
     whole_image_answer(ctx, episode, role, depth)
 
 
-__all__ = ["AnswerSpec", "typed_fallback", "whole_image_answer"]
+__all__ = ["AnswerSpec", "fallback_box", "typed_fallback", "whole_image_answer"]

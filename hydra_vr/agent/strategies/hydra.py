@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from hydra_vr.agent.roles import Planner, Summarizer, fallback_program
 from hydra_vr.agent.step import result_dict, run_step, unfounded_negative
-from hydra_vr.agent.strategies.common import typed_fallback
+from hydra_vr.agent.strategies.common import fallback_box, typed_fallback
 from hydra_vr.agent.strategy import Episode, StrategyOptions
 from hydra_vr.agent.types import Option, StepTrace
 from hydra_vr.controller.base import REPLAN, ControllerState
@@ -117,6 +117,7 @@ class HydraStrategy:
             result.boxes = last_patch_boxes(memory)
             if not result.boxes:
                 result.error = f"no box found before {stop_reason}"
+                fallback_box(ctx, episode, role=self.name)
         else:
             final(ctx, summarizer, episode, memory, calls)
 

@@ -24,7 +24,7 @@ from hydra_vr.agent.strategies.avis.actions import (
 from hydra_vr.agent.strategies.avis.graph import GraphError, TransitionGraph, load_graph
 from hydra_vr.agent.strategies.avis.pool import ExamplePool
 from hydra_vr.agent.strategies.avis.roles import AvisPlanner, AvisReasoner, Judgement, PlanChoice
-from hydra_vr.agent.strategies.common import typed_fallback
+from hydra_vr.agent.strategies.common import fallback_box, typed_fallback
 from hydra_vr.agent.strategy import Episode, StrategyConfigError, StrategyOptions
 from hydra_vr.agent.types import StepTrace
 from hydra_vr.answer_types import clean
@@ -271,6 +271,8 @@ class Search:
             result.steps.append(StepTrace(step=len(result.steps) + 1, action=f"({stop}) the focused box from working memory",
                                           role="avis", boxes=result.boxes, decision="answer" if result.boxes else "fail",
                                           seconds={"total": time.perf_counter() - t0}, extra={"stop": stop}))
+            if not result.boxes:
+                fallback_box(ctx, episode, role="avis")
             return
         spec = episode.spec
         assert spec is not None

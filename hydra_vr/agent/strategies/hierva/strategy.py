@@ -18,7 +18,7 @@ from pydantic import Field
 
 from hydra_vr.agent.peak_tokens import PeakTokenRecorder
 from hydra_vr.agent.step import StepOutcome, result_dict, unfounded_negative
-from hydra_vr.agent.strategies.common import typed_fallback
+from hydra_vr.agent.strategies.common import fallback_box, typed_fallback
 from hydra_vr.agent.strategies.hierva.manager import Manager
 from hydra_vr.agent.strategies.hierva.skills import skill_names, skill_text
 from hydra_vr.agent.strategies.hierva.task import WorkerTask
@@ -199,6 +199,8 @@ class _Run:
                 result.answer = "1 box"
             self._trace(t, action="final: the last box a worker returned", role=role, boxes=result.boxes, decision="answer",
                         extra={"stopped": stop})
+            if not result.boxes:
+                fallback_box(self.ctx, episode, role=role)
             return
         spec = episode.spec
         assert spec is not None
