@@ -246,6 +246,8 @@ _TAIL_NOISE = {"side", "one", "ones", "part", "corner", "half", "color", "colour
 # Words that end an option on its right: "... or the right side OF the image", "... or behind THE car".
 _RIGHT_STOP = {"of", "in", "on", "at", "to", "from", "with", "than", "for", "the", "a", "an", "this", "that", "it", "he",
                "she", "they", "here", "there", "now", "today", "and"}
+# A preposition repeated before the second option ("in the box or ON the sofa") is not part of it.
+_LEAD_PREPS = {"at", "in", "on", "to", "from", "by", "near", "inside", "outside", "under", "over", "above", "below", "into"}
 _LEFT_STOP = _AUX + ("the", "a", "an", "this", "that", "it", "he", "she", "they", "on", "in", "at", "of", "to",
                      "from", "with", "than", "for", "there", "which", "who", "what", "where")
 
@@ -272,11 +274,14 @@ def _named_options(question: str) -> tuple[str, ...] | None:
         return None
     i = len(tokens) - 1 - tokens[::-1].index("or")
     right: list[str] = []
-    for t in tokens[i + 1:]:
+    after = tokens[i + 1:]
+    for k, t in enumerate(after):
         if t == ",":
             break
         if t in _ARTICLES and not right:
             continue
+        if t in _LEAD_PREPS and not right and k + 1 < len(after) and after[k + 1] != ",":
+            continue  # "... at the top or AT the bottom": the option is "bottom" ("on or off" keeps "off")
         if right and (t in _RIGHT_STOP or len(right) >= 3):
             break
         right.append(t)
