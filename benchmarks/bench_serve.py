@@ -116,7 +116,7 @@ class Load:
 
     def one(self, http: httpx.Client) -> None:
         t0 = time.perf_counter()
-        response = http.post("/v1/ask", data={"query": "Is there a cup?", "sample": "coffee"})
+        response = http.post("/v1/ask", data={"query": "Is there a cup?", "sample": "coffee", "strategy": "vipergpt"})
         post_ms = (time.perf_counter() - t0) * 1000
         with self.lock:
             self.post_ms.append(post_ms)
@@ -203,7 +203,7 @@ def main() -> None:
         print("client errors (first 5):", *load.errors[:5], sep="\n  ")
     print(f"\n{report['submissions']} submissions by {args.clients} clients in {report['wall_s']} s: "
           f"{report['requests_per_s']} HTTP requests/s, {report['accepted']} jobs accepted, {report['refused_429']} refused (429), "
-          f"{report['lost_jobs']} lost")
+          f"{report['lost_jobs']} lost; {report['done']} done, {report['failed']} failed")
     print(f"p95 as the clients saw it: POST /v1/ask {report['post_ms_p95']} ms, GET job {report['get_ms_p95']} ms, "
           f"SSE result delivery {report['sse_result_lag_ms_p95']} ms")
     print(f"p95 inside the server (Server-Timing): POST /v1/ask {report['post_server_ms_p95']} ms, GET job "
