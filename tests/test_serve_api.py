@@ -403,3 +403,18 @@ def test_cli_refuses_an_open_address_without_a_token(serve_config, tmp_path):
     assert result.exit_code == 2 and "no such folder" in result.output
     result = CliRunner().invoke(app, ["serve", "--config", str(tmp_path / "nope.yaml")])
     assert result.exit_code == 2 and "config file not found" in result.output
+
+
+def test_a_request_naming_no_strategy_runs_the_server_configs(serve_config, embedded_toolbox, tmp_path):
+    import yaml
+
+    data = yaml.safe_load(serve_config.read_text())
+    data.setdefault("agent", {})["strategy"] = "vipergpt"
+    config = tmp_path / "vipergpt.yaml"
+    config.write_text(yaml.safe_dump(data))
+    app = create_app(ServeSettings(config=str(config)), agent_factory=lambda: build_agent(load_config(config), toolbox=embedded_toolbox))
+    with TestClient(app) as client:
+        job = client.post("/v1/ask", data={"query": "Is there a cup?", "sample": "coffee"}).json()
+        assert client.get(f"/v1/jobs/{job['id']}").json()["strategy"] == "vipergpt"
+        named = client.post("/v1/ask", data={"query": "Is there a cup?", "sample": "coffee", "strategy": "hydra"}).json()
+        assert client.get(f"/v1/jobs/{named['id']}").json()["strategy"] == "hydra"  # a named one still wins

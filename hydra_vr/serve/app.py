@@ -51,6 +51,14 @@ def default_agent_factory(settings: ServeSettings) -> AgentFactory:
     return build
 
 
+def config_strategy(settings: ServeSettings) -> str:
+    """The strategy the server's config names (``agent.mode: vipergpt`` is the vipergpt strategy's old name)."""
+    from hydra_vr.config import load_config
+
+    agent = load_config(settings.config, settings.overrides).agent
+    return "vipergpt" if agent.mode == "vipergpt" else agent.strategy
+
+
 def _drop_upload(job: Job) -> None:
     if job.request.owned_image:
         job.request.image_path.unlink(missing_ok=True)
@@ -67,7 +75,8 @@ def create_app(settings: ServeSettings, agent_factory: AgentFactory | None = Non
         work = Path(tempfile.mkdtemp(prefix="hydra-vr-serve-")) if own_dir else Path(settings.work_dir)  # type: ignore[arg-type]
         jobs = JobQueue(lambda: EpisodeWorker(factory), metrics, concurrency=settings.concurrency,
                         queue_size=settings.queue_size, keep_jobs=settings.keep_jobs, on_drop=_drop_upload)
-        app.state.hydra = ServeState(settings, jobs, RunsBrowser(settings.runs_dir), metrics, work / "uploads")
+        app.state.hydra = ServeState(settings, jobs, RunsBrowser(settings.runs_dir), metrics, work / "uploads",
+                                     default_strategy=config_strategy(settings))
         jobs.start()
         try:
             yield

@@ -76,7 +76,7 @@ async def _submit(state: ServeState, task: str, query: str, image: UploadFile | 
         raise HTTPException(400, "the query is empty")
     if len(query) > MAX_QUERY_CHARS:
         raise HTTPException(400, f"the query has {len(query)} characters; the limit is {MAX_QUERY_CHARS}")
-    strategy, mode = resolve_mode(strategy, mode)
+    strategy, mode = resolve_mode(strategy or state.default_strategy, mode)
     sample = (sample or "").strip() or None
     has_file = image is not None and bool(image.filename or image.size)
     if has_file == (sample is not None):
@@ -112,7 +112,8 @@ async def _submit(state: ServeState, task: str, query: str, image: UploadFile | 
 async def ask(request: Request, query: str = Form(..., description="the question"),
               image: UploadFile | None = File(None, description="an image file (PNG, JPEG, ...)"),
               sample: str | None = Form(None, description="a packaged photo instead of a file: bus, coffee, ..."),
-              strategy: str | None = Form("hydra", description="an agent strategy: GET /v1/strategies lists them"),
+              strategy: str | None = Form(None, description="an agent strategy (GET /v1/strategies lists them); "
+                                                  "default: the server config's"),
               mode: str | None = Form(None, description=f"loop mode: {', '.join(MODES)}")) -> JSONResponse:
     """Queue an episode that answers ``query``; returns the job id at once (202).
 
@@ -123,7 +124,7 @@ async def ask(request: Request, query: str = Form(..., description="the question
 @router.post("/ground", status_code=202, response_model=JobAccepted, responses=ERRORS, summary="Ground an expression to boxes")
 async def ground(request: Request, query: str = Form(..., description="the referring expression"),
                  image: UploadFile | None = File(None), sample: str | None = Form(None),
-                 strategy: str | None = Form("hydra"), mode: str | None = Form(None)) -> JSONResponse:
+                 strategy: str | None = Form(None), mode: str | None = Form(None)) -> JSONResponse:
     """Queue an episode that finds the boxes of ``query``; returns the job id at once (202).
 
     Multipart form: ``query``, and either ``image`` (a file) or ``sample`` (a packaged photo name)."""

@@ -21,6 +21,7 @@ class ServeState:
     metrics: ServeMetrics
     upload_dir: Path
     sample_paths: dict[str, Path] = field(default_factory=dict)  # "sample:bus" -> its file, resolved once
+    default_strategy: str = "hydra"  # the config's agent strategy: what a request that names none runs
 
 
 def serve_state(request: Request) -> ServeState:
