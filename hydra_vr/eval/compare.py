@@ -47,12 +47,10 @@ def _load_records(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return read_run_file(run_dir) or {}, records
 
 
-def load_run_report(run_dir: Path, only_ids: set[str] | None = None) -> RunReport:
-    """The report of ``run_dir``'s records (those in ``only_ids`` when given), re-scored."""
+def load_run_report(run_dir: Path) -> RunReport:
+    """The report of ``run_dir``'s records, re-scored with the current scorer."""
     run_dir = Path(run_dir)
     run, records = _load_records(run_dir)
-    if only_ids is not None:
-        records = [r for r in records if r["id"] in only_ids]
     return RunReport(run_dir, run, build_report(records, run))
 
 
@@ -77,19 +75,16 @@ def _peaks(peaks: dict[str, int] | None) -> str | None:
     return ", ".join(f"{role} {n}" for role, n in sorted(peaks.items())) if peaks else None
 
 
-def common_ids(run_dirs: Sequence[Path]) -> set[str]:
-    """The sample ids every run has finished: runs cut short at different points compared fairly."""
-    id_sets = [{r["id"] for r in _load_records(Path(d))[1]} for d in run_dirs]
-    return set.intersection(*id_sets) if id_sets else set()
-
-
 def compare_runs(run_dirs: Sequence[Path], *, common: bool = False) -> list[dict[str, Any]]:
     """A row per run, in the order given; runs are named by folder, by path where two names clash.
 
     ``common``: every row over only the samples all the runs finished (the same questions for all).
     """
-    only = common_ids(run_dirs) if common else None
-    loaded = [load_run_report(Path(d), only) for d in run_dirs]
+    runs = [(Path(d), *_load_records(Path(d))) for d in run_dirs]  # each run read and re-scored once
+    if common and runs:
+        both = set.intersection(*({r["id"] for r in records} for _, _, records in runs))
+        runs = [(path, run, [r for r in records if r["id"] in both]) for path, run, records in runs]
+    loaded = [RunReport(path, run, build_report(records, run)) for path, run, records in runs]
     names = [r.path.name for r in loaded]
     return [comparison_row(r, r.path.name if names.count(r.path.name) == 1 else str(r.path)) for r in loaded]
 

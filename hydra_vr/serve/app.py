@@ -55,8 +55,7 @@ def config_strategy(settings: ServeSettings) -> str:
     """The strategy the server's config names (``agent.mode: vipergpt`` is the vipergpt strategy's old name)."""
     from hydra_vr.config import load_config
 
-    agent = load_config(settings.config, settings.overrides).agent
-    return "vipergpt" if agent.mode == "vipergpt" else agent.strategy
+    return load_config(settings.config, settings.overrides).agent.strategy_name
 
 
 def _drop_upload(job: Job) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hydra_vr.agent.roles import fallback_program
 from hydra_vr.agent.step import boxes_of, result_dict
@@ -17,46 +17,48 @@ if TYPE_CHECKING:
     from hydra_vr.agent.strategy import Episode
 
 
+def _run_fallback(ctx: HydraAgent, episode: Episode, task: str, action: str, role: str, depth: int) -> tuple[Any, StepTrace]:
+    """Run the fixed fallback program for ``task`` and append its traced step (the caller fills in
+    what it decided: guess, boxes, decision)."""
+    t = time.perf_counter()
+    usage0 = usage_snapshot(ctx.llm)
+    code = fallback_program(episode.query, task)  # type: ignore[arg-type]
+    program = ctx.runner.run(code, episode.image_path)
+    result = episode.result
+    step = StepTrace(
+        step=len(result.steps) + 1, action=action, role=role, depth=depth, code=code,
+        observation=textualize_step(program, program.calls),
+        attempts=[Attempt(code, program.ok, program.error_kind, program.error, fallback=True)], result=result_dict(program),
+        llm=usage_since(ctx.llm, usage0), seconds={"total": time.perf_counter() - t})
+    result.steps.append(step)
+    return program, step
+
+
 def whole_image_answer(ctx: HydraAgent, episode: Episode, role: str, depth: int = 0) -> None:
     """Last resort: ``simple_query`` of the query on the whole image, traced as a step of its own."""
     spec = episode.spec
     assert spec is not None
-    t = time.perf_counter()
-    usage0 = usage_snapshot(ctx.llm)
-    code = fallback_program(episode.query, "vqa")
-    program = ctx.runner.run(code, episode.image_path)
+    program, step = _run_fallback(ctx, episode, "vqa", "(fallback) ask the whole image", role, depth)
     raw = str(program.final_answer) if program.ok and program.has_final_answer else ""
     answer = spec.coerce(raw)
     if answer is None and raw and not is_failure_answer(raw):
         answer = clean(raw)  # the VQA tool's own words: better than no answer at the very end
-    result = episode.result
-    result.answer, result.answer_source = answer, "fallback simple_query"
-    result.steps.append(StepTrace(
-        step=len(result.steps) + 1, action="(fallback) ask the whole image", role=role, depth=depth, code=code,
-        observation=textualize_step(program, program.calls), decision="answer", guess=answer,
-        attempts=[Attempt(code, program.ok, program.error_kind, program.error, fallback=True)], result=result_dict(program),
-        llm=usage_since(ctx.llm, usage0), seconds={"total": time.perf_counter() - t}))
+    episode.result.answer, episode.result.answer_source = answer, "fallback simple_query"
+    step.decision, step.guess = "answer", answer
 
 
 def fallback_box(ctx: HydraAgent, episode: Episode, role: str, depth: int = 0) -> None:
     """Grounding's last resort when a strategy ends without a box: the fallback program (the
     expression's names in turn, the first the detector finds anything for, the expression picking
     among those boxes), traced as a step of its own. Nothing found for any name: still no box."""
-    t = time.perf_counter()
-    usage0 = usage_snapshot(ctx.llm)
-    code = fallback_program(episode.query, "grounding")
-    program = ctx.runner.run(code, episode.image_path)
+    program, step = _run_fallback(ctx, episode, "grounding", "(fallback) find the expression's names in turn", role, depth)
     # Only a box the detector found for one of the names: the whole image is no answer to ground with.
     found = any(c.tool == "find" and c.result for c in program.calls)
     boxes = boxes_of(program.final_answer) if found and program.ok and program.has_final_answer else []
     result = episode.result
     if boxes:
         result.boxes, result.answer, result.answer_source, result.error = boxes, "1 box", "fallback find", None
-    result.steps.append(StepTrace(
-        step=len(result.steps) + 1, action="(fallback) find the expression's names in turn", role=role, depth=depth,
-        code=code, observation=textualize_step(program, program.calls), boxes=boxes, decision="answer" if boxes else "fail",
-        attempts=[Attempt(code, program.ok, program.error_kind, program.error, fallback=True)], result=result_dict(program),
-        llm=usage_since(ctx.llm, usage0), seconds={"total": time.perf_counter() - t}))
+    step.boxes, step.decision = boxes, "answer" if boxes else "fail"
 
 
 def typed_fallback(ctx: HydraAgent, episode: Episode, guesses: list[str], role: str, depth: int = 0) -> None:
