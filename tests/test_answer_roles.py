@@ -68,7 +68,8 @@ def agent_for(script: Script, toolbox, sandbox, **cfg) -> HydraAgent:
 def test_failure_string_is_never_final_and_the_planner_is_told(toolbox_with_llm, sandbox, photo):
     script = Script(
         planner=[plan("Find the sign and read it"), plan("Ask the whole image what the sign says")],
-        reasoner=[code('signs = ImagePatch(image).find("sign")\nfinal_answer = signs[0].simple_query("text?") if signs else "no sign found"'),
+        # a name the detector can look for (a blind one is retried inside the step, see below)
+        reasoner=[code('signs = ImagePatch(image).find("giraffe")\nfinal_answer = signs[0].simple_query("text?") if signs else "no sign found"'),
                   code('final_answer = "stop"')],
         # the summarizer first tries to pass the failure string off as the answer, twice
         summarizer=[decide("answer", "no sign found"), decide("answer", "no sign found"), decide("answer", "stop")],
@@ -153,7 +154,9 @@ def test_a_zero_from_a_name_the_detector_cannot_look_for_is_not_an_answer(toolbo
         summarizer=[decide("answer", "0"), decide("answer", "12")],
         describe=[ans("12")],
     )
-    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3).run(str(photo("coins")), "How many coins are there?")
+    # no retries inside the step: the refusal reaches the next plan
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3, max_code_retries=0).run(
+        str(photo("coins")), "How many coins are there?")
     assert result.answer == "12" and result.answer_source == "summarizer"
     first = result.steps[0]
     assert first.guess is None and first.decision == "continue"
@@ -163,9 +166,46 @@ def test_a_zero_from_a_name_the_detector_cannot_look_for_is_not_an_answer(toolbo
 
 def test_vipergpt_zero_from_a_blind_find_falls_back_to_the_whole_image(toolbox_with_llm, sandbox, photo):
     script = Script(reasoner=[COUNT_COINS], describe=[ans("9")])
-    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("coins")), "How many coins are there?")
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt", max_code_retries=0).run(
+        str(photo("coins")), "How many coins are there?")
     assert result.answer == "9" and result.answer_source == "fallback simple_query"
     assert "rests on find('coin')" in result.steps[0].feedback
+
+
+def test_a_blind_find_is_retried_inside_the_step_then_the_fallback_runs(toolbox_with_llm, sandbox, photo):
+    # The 1.5B reasoner wrote find("triangle") five steps in a row on easy-VQA. Now the step itself is
+    # told why the answer was refused; a rewrite that calls the same find again is not run, and the
+    # step's fallback program (simple_query on the whole image, no find) answers in the first step.
+    script = Script(
+        planner=[plan("Find the coins and count them")],
+        reasoner=[COUNT_COINS, COUNT_COINS.replace("len(coins)", "len(coins) if coins else 0")],
+        summarizer=[decide("answer", "12")],
+        describe=[ans("12")],
+    )
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3).run(str(photo("coins")), "How many coins are there?")
+    assert result.answer == "12" and len(result.steps) == 1
+    attempts = result.steps[0].attempts
+    assert [a.error_kind for a in attempts] == ["blind_find", "blind_find", None] and attempts[-1].fallback
+    retry = script.messages("reasoner")[1][-1].content
+    assert "find('coin') always comes back empty" in retry and "0 rests on that empty result" in retry
+    assert len(script.messages("reasoner")) == 2 and len(script.messages("describe")) == 1
+
+
+def test_describe_gives_the_colours_that_stand_out_when_the_thing_is_not_found(toolbox_with_llm, photo):
+    from PIL import Image, ImageDraw
+
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+
+    d = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=None))
+    # a small red triangle in a corner of a white page (easy-VQA's kind of picture): 1% of the pixels
+    page = Image.new("RGB", (64, 64), (245, 255, 250))
+    ImageDraw.Draw(page).polygon([(2, 52), (12, 52), (7, 43)], fill=(250, 0, 0))
+    findings = d.describe(page, "What is the color of the triangle?")
+    assert findings["colors"] == ["white 99%"] and findings["subject_colors"][0].startswith("red")
+    flower = d.describe(Image.open(photo("flower")).convert("RGB"), "What color is the flower?")
+    assert flower["subject_colors"][0].startswith("orange")  # the petals, not the dark green background
+    assert d.describe(page, "How many triangles are there?")["subject_colors"] is None  # colour questions only
 
 
 def test_a_zero_for_a_class_the_detector_knows_stays_an_answer(toolbox_with_llm, sandbox, photo):

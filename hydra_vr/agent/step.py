@@ -14,6 +14,7 @@ rebuilt by replaying the kept programs), for strategies that backtrack.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -71,7 +72,9 @@ def run_step(
     """
     attempts: list[Attempt] = []
     code, error, program = "", "", None
-    for _ in range(max_retries + 1):
+    blind: dict[str, str] = {}  # names find() cannot look for, learnt from this step's attempts -> why
+    gave_up = False
+    for attempt in range(max_retries + 1):
         code = write(code, error)
         repeat = repeated_step(code, earlier)
         if repeat is not None:  # the same program gives the same result: ask for another one
@@ -79,17 +82,30 @@ def run_step(
                      "Write a different program for the instruction.")
             attempts.append(Attempt(code, False, "repeat", error))
             continue
+        again = next((n for n in found_names(code) if n in blind), None)
+        if again is not None:  # told once and it calls the same find again: small models keep doing so
+            attempts.append(Attempt(code, False, "blind_find", _blind_advice(again, blind[again], "This program calls it again.")))
+            gave_up = True  # the fallback program (no find) runs instead of more rewrites
+            break
         program = runner.run(code, image_path)
         missing = _no_box(program) if needs_box and program.ok else None
         if missing:
             attempts.append(Attempt(code, False, "no_box", missing))
             error = missing
             continue
+        if program.ok and spec is not None and task == "vqa":
+            name, why = _answer_on_blind_find(program, spec)
+            if name is not None:
+                blind[name] = why
+                if attempt < max_retries:  # the next attempt is told why, instead of the next step repeating it
+                    error = _blind_advice(name, why, f"The program's answer {_said(program)} rests on that empty result.")
+                    attempts.append(Attempt(code, False, "blind_find", error))
+                    continue
         attempts.append(Attempt(code, program.ok, program.error_kind, program.error))
         if program.ok:
             break
         error = program.feedback()
-    if (program is None or not program.ok or needs_box and _no_box(program)) and fallback_code is not None:
+    if (program is None or not program.ok or gave_up or needs_box and _no_box(program)) and fallback_code is not None:
         program = runner.run(fallback_code, image_path)
         attempts.append(Attempt(fallback_code, program.ok, program.error_kind, program.error, fallback=True))
     if program is None:  # every attempt repeated an earlier step and there is no fallback
@@ -98,6 +114,37 @@ def run_step(
     guess, note = typed_guess(program, spec) if spec is not None and task == "vqa" else (None, None)
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     return StepOutcome(attempts, program, observation, guess, note, boxes)
+
+
+_FIND_CALL = re.compile(r"""\.find\(\s*(['"])(.+?)\1\s*\)""")
+
+
+def found_names(code: str) -> list[str]:
+    """The literal names a program passes to find(), lower-cased."""
+    return [m.group(2).strip().lower() for m in _FIND_CALL.finditer(code)]
+
+
+def _said(program: Any) -> str:
+    return repr(program.final_answer)[:60] if program.has_final_answer else "(none set)"
+
+
+def _blind_advice(name: str, why: str, what: str) -> str:
+    return (f"find({name!r}) always comes back empty: {why}. {what} "
+            f"Write the program without find({name!r}): ask image_patch.simple_query(...) about it on the whole "
+            "image, or find an object the detector knows and query or crop that.")
+
+
+def _answer_on_blind_find(program: Any, spec: AnswerSpec) -> tuple[str | None, str]:
+    """(name, why) when the program's answer was refused and it called find() on a name the detector
+    cannot look for (the usual cause: its else-branch or a 0/no built on the empty list); else (None, "")."""
+    blind = [c for c in program.calls if c.tool == "find" and not c.result and c.meta.get("unsearchable")]
+    if not blind:
+        return None, ""
+    guess, note = typed_guess(program, spec)
+    if guess is not None or note is None:
+        return None, ""
+    call = blind[-1]
+    return str(call.args.get("name", "")).strip().lower(), str(call.meta.get("mapping") or "no detector class")
 
 
 def _no_box(program: Any) -> str | None:

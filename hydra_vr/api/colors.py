@@ -227,6 +227,28 @@ def read_colors(image: Image.Image, *, foreground: bool = False) -> ColorReading
     return ColorReading(_histogram(rgb, mask.astype(np.float64)), FOREGROUND, share, "object mask")
 
 
+def standout_colors(image: Image.Image, top_k: int = 3, min_share: float = 0.002) -> list[ColorShare]:
+    """Colours of the pixels whose named colour is not one of the border's main colours.
+
+    For a scene where a thing the detector cannot find should be the subject: a small red shape on a
+    white page is 1% of the patch (under any share threshold of the whole-patch colours) and too
+    small for :func:`foreground_mask`, but it is all of what differs from the border. Empty when
+    under ``min_share`` of the patch differs (nothing stands out).
+    """
+    rgb = _thumbnail(image)
+    hgt, wid = rgb.shape[:2]
+    names = _pixel_names(np.asarray(Image.fromarray(rgb).convert("HSV"), dtype=np.float32) / 255.0)
+    border = _border(hgt, wid)
+    counts = np.bincount(names[border], minlength=len(BASE_COLORS)) / max(int(border.sum()), 1)
+    background = np.flatnonzero(counts >= 0.25)  # the border's main colours
+    standout = ~np.isin(names, background)
+    if standout.mean() < min_share:
+        return []
+    totals = np.bincount(names[standout], minlength=len(BASE_COLORS)) / standout.sum()
+    ranked = sorted(range(len(BASE_COLORS)), key=lambda i: totals[i], reverse=True)[:top_k]
+    return [ColorShare(BASE_COLORS[i], float(totals[i]), _REF_RGB[BASE_COLORS[i]]) for i in ranked if totals[i] > 0]
+
+
 def dominant_colors(image: Image.Image, top_k: int = 3, *, foreground: bool = False) -> list[ColorShare]:
     """The ``top_k`` named colours of ``image``; ``foreground=True`` for an object's box crop."""
     return read_colors(image, foreground=foreground).shares(top_k)

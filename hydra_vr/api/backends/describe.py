@@ -86,6 +86,11 @@ class DescribeVQA:
         if tb.has("classifier"):
             labels = [f"{ls.label} ({ls.score:.2f})" for ls in tb.backend("classifier").classify([image], top_k=self.classifier_top_k)[0]]
         colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.dominant_colors(image) if c.fraction >= 0.05]
+        # A colour question about a thing the detector did not find: the whole patch's colours are mostly
+        # background; the pixels that differ from the patch border's colours are the likelier subject.
+        subject_colors = None
+        if not relevant and expected_type(question).kind == "color":
+            subject_colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.standout_colors(image) if c.fraction >= 0.2]
         texts = None
         if tb.has("ocr") and (self.ocr == "always" or (self.ocr == "auto" and _TEXT_QUESTION.search(question))):
             texts = [r.text for r in tb.backend("ocr").read_text(image)]
@@ -93,7 +98,7 @@ class DescribeVQA:
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
             faces = len(tb.backend("faces").detect_faces(image))
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
-                "colors": colors, "texts": texts, "faces": faces, "question": question}
+                "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "question": question}
 
     def _shots(self) -> list:
         """System prompt and the YAML few-shot examples as earlier chat turns (a stable, cacheable prefix)."""
@@ -102,7 +107,8 @@ class DescribeVQA:
 
             msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
             for ex in load_examples("describe")["examples"]:
-                f = {"relevant": [], "objects": [], "labels": [], "colors": [], "texts": None, "faces": None} | ex["findings"]
+                f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
+                     "faces": None} | ex["findings"]
                 spec = expected_type(ex["question"])
                 msgs += [ChatMessage("user", render_prompt("vqa_describe_user", **f, question=ex["question"], expected=spec.describe())),
                          ChatMessage("assistant", json.dumps({"answer": str(ex["answer"])}))]
