@@ -1,0 +1,77 @@
+"""What the offline tools can ground at all: the ceiling of Acc@0.5 on the labelled expressions.
+
+    python benchmarks/real_photos/coverage.py [--config default] [--show]
+
+No LLM. For every grounding expression of ``questions.jsonl`` it takes the expression's names (the
+same ``expression_names`` the grounding fallback uses), asks which of them the toolbox can look
+for at all (a detector class or synonym, OCR for text names, the face detector for faces), runs
+``find`` for each such name on the photo and keeps the best IoU of any box found: an oracle that
+always picks the right box. Expressions where no name is searchable fail for lack of a model
+whatever the agent does; the rest bound what a perfect loop could reach with these tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
+    parser.add_argument("--config", default="default")
+    parser.add_argument("--show", action="store_true", help="one line per expression")
+    args = parser.parse_args()
+
+    from PIL import Image
+
+    from hydra_vr.agent.roles import expression_names
+    from hydra_vr.api.toolbox import FACE_NAMES, TEXT_NAMES, VisionToolbox
+    from hydra_vr.assets import resolve_image
+    from hydra_vr.config import load_config
+    from hydra_vr.eval.metrics import box_iou
+
+    cfg = load_config(args.config)
+    tb = VisionToolbox(cfg.vision, cache_dir=cfg.cache_path)
+    detector = tb.backend("detector")
+    map_name = getattr(detector, "map_name", None)
+
+    def searchable(name: str) -> bool:
+        if name in TEXT_NAMES and tb.has("ocr") or name in FACE_NAMES and tb.has("faces"):
+            return True
+        return map_name is None or bool(map_name(name))  # open-vocabulary detectors look for anything
+
+    rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if "box" in r]
+    verdicts: Counter[str] = Counter()
+    for row in rows:
+        names = expression_names(row["question"])
+        usable = [n for n in names if searchable(n)]
+        best, best_name = 0.0, None
+        if usable:
+            image = Image.open(resolve_image(row["image"])).convert("RGB")
+            for name in usable:
+                for det in tb.find(image, name):
+                    iou = box_iou(det.box.to_list(), row["box"])
+                    if iou > best:
+                        best, best_name = iou, name
+        verdict = ("no searchable name" if not usable else
+                   "found (oracle IoU >= 0.5)" if best >= 0.5 else "searchable, no box overlaps")
+        verdicts[verdict] += 1
+        if args.show:
+            print(f"{row['id']:<18} {row['question'][:42]:<42} {verdict:<28} IoU {best:4.2f} "
+                  f"{best_name or '-':<10} searchable: {', '.join(usable) or '-'}")
+    n = len(rows)
+    print(f"\n{n} grounding expressions ({args.questions.name}), tools of config {args.config!r}:")
+    for verdict in ("found (oracle IoU >= 0.5)", "searchable, no box overlaps", "no searchable name"):
+        print(f"  {verdict:<28} {verdicts[verdict]:3d}  ({100 * verdicts[verdict] / n:.1f}%)")
+    print(f"ceiling of Acc@0.5 with these tools and a perfect choice among their boxes: "
+          f"{100 * verdicts['found (oracle IoU >= 0.5)'] / n:.1f}%")
+
+
+if __name__ == "__main__":
+    main()
