@@ -48,9 +48,10 @@ def test_json_rows_are_the_report_figures(runs):
     assert set(rows[0]) == {k for k, _ in COLUMNS} | {"path"}
     one, viper, user = rows
     assert (one["mode"], viper["mode"], one["dataset"], one["samples"], user["samples"]) == ("one_step", "vipergpt", "easy-vqa", 3, 2)
+    assert user["mode"] is None  # HYDRA's --mode means nothing to another strategy: not shown beside it
     # one_step calls the planner besides the reasoner; vipergpt writes one program straight away
     assert one["llm_calls"] > viper["llm_calls"] >= 1
-    assert (one["strategy"], user["strategy"]) == (None, "tree")
+    assert (one["strategy"], user["strategy"]) == ("hydra", "tree")  # beside other strategies, none named = HYDRA
     for row, run in zip(rows, runs):
         report = _report(run)  # written by the eval at the end of the run
         assert row["accuracy"] == report["vqa"]["score"] is not None
@@ -71,7 +72,7 @@ def test_markdown_and_rich_tables(runs):
     assert md.exit_code == 0, md.output
     lines = md.output.strip().splitlines()
     assert lines[0].startswith("| run | dataset | mode | strategy | samples | VQA metric | accuracy | Acc@0.5 | mIoU |")
-    assert len(lines) == 2 + len(runs) and lines[2].startswith("| one_step | easy-vqa | one_step | - | 3 |")
+    assert len(lines) == 2 + len(runs) and lines[2].startswith("| one_step | easy-vqa | one_step | hydra | 3 |")
     table = CliRunner().invoke(app, ["compare", *map(str, runs)], env={"COLUMNS": "250"})
     assert table.exit_code == 0, table.output
     assert "vipergpt" in table.output and "Acc@0.5" in table.output and "tree" in table.output
@@ -81,6 +82,7 @@ def test_runs_without_a_strategy_or_grounding_hide_those_columns(runs):
     md = CliRunner().invoke(app, ["compare", str(runs[0]), "--markdown"])
     header = md.output.splitlines()[0]
     assert "strategy" not in header and "Acc@0.5" not in header and "accuracy" in header
+    assert compare_runs([runs[0]])[0]["strategy"] is None  # alone, a HYDRA run shows no strategy column
     # --mode vipergpt is the vipergpt strategy: its run says so
     assert compare_runs([runs[0], runs[1]])[1]["strategy"] == "vipergpt"
 

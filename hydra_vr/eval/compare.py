@@ -86,7 +86,13 @@ def compare_runs(run_dirs: Sequence[Path], *, common: bool = False) -> list[dict
         runs = [(path, run, [r for r in records if r["id"] in both]) for path, run, records in runs]
     loaded = [RunReport(path, run, build_report(records, run)) for path, run, records in runs]
     names = [r.path.name for r in loaded]
-    return [comparison_row(r, r.path.name if names.count(r.path.name) == 1 else str(r.path)) for r in loaded]
+    rows = [comparison_row(r, r.path.name if names.count(r.path.name) == 1 else str(r.path)) for r in loaded]
+    if any(row["strategy"] for row in rows):
+        for row in rows:  # beside other strategies, a run that named none ran HYDRA (the default)
+            row["strategy"] = row["strategy"] or "hydra"
+            if row["strategy"] not in ("hydra", "vipergpt"):
+                row["mode"] = None  # --mode picks HYDRA's ablations; other strategies ignore it
+    return rows
 
 
 def shown_columns(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
