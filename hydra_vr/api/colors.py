@@ -227,6 +227,13 @@ def read_colors(image: Image.Image, *, foreground: bool = False) -> ColorReading
     return ColorReading(_histogram(rgb, mask.astype(np.float64)), FOREGROUND, share, "object mask")
 
 
+def border_colors(image: Image.Image, top_k: int = 3) -> list[ColorShare]:
+    """Colour shares of the patch's border strip: what the background of a scene is made of."""
+    rgb = _thumbnail(image)
+    border = _border(*rgb.shape[:2])
+    return ColorReading(_histogram(rgb, border.astype(np.float64)), CENTER, None, "border strip").shares(top_k)
+
+
 def standout_colors(image: Image.Image, top_k: int = 3, min_share: float = 0.002) -> list[ColorShare]:
     """Colours of the pixels whose named colour is not one of the border's main colours.
 

@@ -91,6 +91,8 @@ class DescribeVQA:
         subject_colors = None
         if not relevant and expected_type(question).kind == "color":
             subject_colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.standout_colors(image) if c.fraction >= 0.2]
+            if subject_colors:  # the whole-patch shares would list the background first; say what it is
+                colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.border_colors(image) if c.fraction >= 0.05]
         texts = None
         if tb.has("ocr") and (self.ocr == "always" or (self.ocr == "auto" and _TEXT_QUESTION.search(question))):
             texts = [r.text for r in tb.backend("ocr").read_text(image)]
