@@ -213,6 +213,17 @@ def test_describe_gives_the_colours_that_stand_out_when_the_thing_is_not_found(t
     assert d.describe(page, "How many triangles are there?")["subject_colors"] is None  # colour questions only
 
 
+def test_a_yes_to_a_negated_question_from_a_blind_find_is_not_an_answer(toolbox_with_llm, sandbox, photo):
+    # HierVA's workers on easy-VQA: "is there not a rectangle?" -> find("rectangle") is empty because the
+    # detector has no such class -> "yes". As unfounded as a 0 or a no: the whole-image fallback answers.
+    negated = code('shapes = ImagePatch(image).find("rectangle")\nfinal_answer = "yes" if not shapes else "no"')
+    script = Script(reasoner=[negated], describe=[ans("no")])
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt", max_code_retries=0).run(
+        str(photo("coins")), "Is there not a rectangle?")
+    assert result.answer == "no" and result.answer_source == "fallback simple_query"
+    assert "'yes' rests on find('rectangle')" in result.steps[0].feedback
+
+
 def test_a_zero_for_a_class_the_detector_knows_stays_an_answer(toolbox_with_llm, sandbox, photo):
     script = Script(reasoner=[code('final_answer = len(ImagePatch(image).find("dog"))')])
     result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("coins")), "How many dogs are there?")

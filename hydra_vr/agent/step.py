@@ -181,13 +181,15 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
 
 
 def unfounded_negative(answer: str, spec: AnswerSpec, calls: Sequence[Any]) -> str | None:
-    """Why a "0" or "no" rests on nothing, or None.
+    """Why a "0", a "no" or a "yes" rests on nothing, or None.
 
     An empty find() for a name the detector cannot look for (a closed-set detector with no class for
-    "coin") is what makes a program answer 0 or no; that is not evidence about the photo. A tool
-    call after the last such find (simple_query, a find that can look) may be the evidence: accepted.
+    "coin") is what makes a program answer 0 or no, or yes to a negated question ("is there not a
+    rectangle?", seen from HierVA's workers on easy-VQA); that is not evidence about the photo. A
+    tool call after the last such find (simple_query, a find that can look) may be the evidence:
+    accepted.
     """
-    if (spec.kind, answer) not in (("number", "0"), ("yesno", "no")):
+    if not ((spec.kind, answer) == ("number", "0") or spec.kind == "yesno"):
         return None
     blind_at = [i for i, c in enumerate(calls) if c.tool == "find" and not c.result and c.meta.get("unsearchable")]
     if not blind_at or blind_at[-1] < len(calls) - 1:
