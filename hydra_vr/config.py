@@ -40,6 +40,9 @@ class VisionConfig(_Strict):
     # best_text_match / best_image_match: None falls back to the vqa backend.
     matcher: ComponentConfig | None = None
     captioner: ComponentConfig | None = None
+    # find() of a name the detector has no class for but an outline answers ("coin", "round sign",
+    # "triangle") looks for circles / triangles / rectangles in the pixels (hydra_vr.api.shapes).
+    shapes: bool = True
 
 
 class LLMConfig(_Strict):

@@ -143,20 +143,21 @@ def test_vipergpt_program_without_final_answer_falls_back(toolbox_with_llm, sand
     assert "no final_answer" in result.steps[0].feedback
 
 
-COUNT_COINS = code('coins = ImagePatch(image).find("coin")\nfinal_answer = len(coins)')
+COUNT_TOWERS = code('towers = ImagePatch(image).find("tower")\nfinal_answer = len(towers)')
 
 
 def test_a_zero_from_a_name_the_detector_cannot_look_for_is_not_an_answer(toolbox_with_llm, sandbox, photo):
-    # NanoDet has no class for coins: find() is empty for that reason, so 0 says nothing about the photo
+    # NanoDet has no class for towers, nor is a tower an outline to look for: find() is empty for that
+    # reason, so 0 says nothing about the photo
     script = Script(
-        planner=[plan("Find the coins and count them"), plan("Ask the whole image how many coins there are")],
-        reasoner=[COUNT_COINS, code('final_answer = ImagePatch(image).simple_query("How many coins are there?")')],
+        planner=[plan("Find the towers and count them"), plan("Ask the whole image how many towers there are")],
+        reasoner=[COUNT_TOWERS, code('final_answer = ImagePatch(image).simple_query("How many towers are there?")')],
         summarizer=[decide("answer", "0"), decide("answer", "12")],
         describe=[ans("12")],
     )
     # no retries inside the step: the refusal reaches the next plan
     result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3, max_code_retries=0).run(
-        str(photo("coins")), "How many coins are there?")
+        str(photo("rocket")), "How many towers are there?")
     assert result.answer == "12" and result.answer_source == "summarizer"
     first = result.steps[0]
     assert first.guess is None and first.decision == "continue"
@@ -165,11 +166,11 @@ def test_a_zero_from_a_name_the_detector_cannot_look_for_is_not_an_answer(toolbo
 
 
 def test_vipergpt_zero_from_a_blind_find_falls_back_to_the_whole_image(toolbox_with_llm, sandbox, photo):
-    script = Script(reasoner=[COUNT_COINS], describe=[ans("9")])
+    script = Script(reasoner=[COUNT_TOWERS], describe=[ans("9")])
     result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt", max_code_retries=0).run(
-        str(photo("coins")), "How many coins are there?")
+        str(photo("rocket")), "How many towers are there?")
     assert result.answer == "9" and result.answer_source == "fallback simple_query"
-    assert "rests on find('coin')" in result.steps[0].feedback
+    assert "rests on find('tower')" in result.steps[0].feedback
 
 
 def test_a_blind_find_is_retried_inside_the_step_then_the_fallback_runs(toolbox_with_llm, sandbox, photo):
@@ -177,17 +178,17 @@ def test_a_blind_find_is_retried_inside_the_step_then_the_fallback_runs(toolbox_
     # told why the answer was refused; a rewrite that calls the same find again is not run, and the
     # step's fallback program (simple_query on the whole image, no find) answers in the first step.
     script = Script(
-        planner=[plan("Find the coins and count them")],
-        reasoner=[COUNT_COINS, COUNT_COINS.replace("len(coins)", "len(coins) if coins else 0")],
+        planner=[plan("Find the towers and count them")],
+        reasoner=[COUNT_TOWERS, COUNT_TOWERS.replace("len(towers)", "len(towers) if towers else 0")],
         summarizer=[decide("answer", "12")],
         describe=[ans("12")],
     )
-    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3).run(str(photo("coins")), "How many coins are there?")
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3).run(str(photo("rocket")), "How many towers are there?")
     assert result.answer == "12" and len(result.steps) == 1
     attempts = result.steps[0].attempts
     assert [a.error_kind for a in attempts] == ["blind_find", "blind_find", None] and attempts[-1].fallback
     retry = script.messages("reasoner")[1][-1].content
-    assert "find('coin') always comes back empty" in retry and "0 rests on that empty result" in retry
+    assert "find('tower') always comes back empty" in retry and "0 rests on that empty result" in retry
     assert len(script.messages("reasoner")) == 2 and len(script.messages("describe")) == 1
 
 
@@ -214,14 +215,14 @@ def test_describe_gives_the_colours_that_stand_out_when_the_thing_is_not_found(t
 
 
 def test_a_yes_to_a_negated_question_from_a_blind_find_is_not_an_answer(toolbox_with_llm, sandbox, photo):
-    # HierVA's workers on easy-VQA: "is there not a rectangle?" -> find("rectangle") is empty because the
+    # HierVA's workers on easy-VQA: "is there not a flag?" -> find("flag") is empty because the
     # detector has no such class -> "yes". As unfounded as a 0 or a no: the whole-image fallback answers.
-    negated = code('shapes = ImagePatch(image).find("rectangle")\nfinal_answer = "yes" if not shapes else "no"')
+    negated = code('flags = ImagePatch(image).find("flag")\nfinal_answer = "yes" if not flags else "no"')
     script = Script(reasoner=[negated], describe=[ans("no")])
     result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt", max_code_retries=0).run(
-        str(photo("coins")), "Is there not a rectangle?")
+        str(photo("coins")), "Is there not a flag?")
     assert result.answer == "no" and result.answer_source == "fallback simple_query"
-    assert "'yes' rests on find('rectangle')" in result.steps[0].feedback
+    assert "'yes' rests on find('flag')" in result.steps[0].feedback
 
 
 def test_a_zero_for_a_class_the_detector_knows_stays_an_answer(toolbox_with_llm, sandbox, photo):

@@ -130,13 +130,13 @@ def test_refused_finish_of_the_wrong_type_and_failure_strings(embedded_toolbox, 
 
 
 def test_finish_zero_from_a_find_the_detector_cannot_do_is_refused(embedded_toolbox, sandbox, photo):
-    script = Script({"CountingAgent": ['Thought: I find the coins.\nAct: coins = image_patch.find("coin")',
-                                       "Thought: I count them.\nAct: n = len(coins)", "Thought: none.\nFinish: n",
-                                       "Thought: the detector cannot see coins; I count them myself.\nFinish: 12"]})
-    result = run(embedded_toolbox, sandbox, photo, script, query="How many coins are there?", image="coins")
+    script = Script({"CountingAgent": ['Thought: I find the towers.\nAct: towers = image_patch.find("tower")',
+                                       "Thought: I count them.\nAct: n = len(towers)", "Thought: none.\nFinish: n",
+                                       "Thought: the detector cannot see towers; I count them myself.\nFinish: 12"]})
+    result = run(embedded_toolbox, sandbox, photo, script, query="How many towers are there?", image="rocket")
     steps = [s for s in result.steps if s.role == "agent:counting"]
     refused = next(s for s in steps if s.action == "Finish: n")
-    assert refused.observation.startswith("Refused: '0' rests on find('coin')") and refused.decision == "continue"
+    assert refused.observation.startswith("Refused: '0' rests on find('tower')") and refused.decision == "continue"
     assert result.answer == "12" and steps[-1].decision == "answer"
 
 

@@ -28,7 +28,7 @@ CODE = {
     PLAN[1]: "top = image_patch.crop(0, 0, image_patch.width, image_patch.height / 2)\nfinal_answer = top",
     PLAN[2]: 'cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))',
     "Find the cup": 'cups = image_patch.find("cup")\nfinal_answer = cups[0] if cups else image_patch',
-    "Count the coins": 'coins = image_patch.find("coin")\nfinal_answer = str(len(coins))',
+    "Count the towers": 'towers = image_patch.find("tower")\nfinal_answer = str(len(towers))',
     "Find the saucer": 'saucers = image_patch.find("saucer")\nfinal_answer = saucers[0] if saucers else None',
 }
 
@@ -230,21 +230,21 @@ def test_recorder_is_reset_per_episode_and_never_nested():
 
 
 def test_summary_says_when_the_detector_could_not_look(embedded_toolbox, sandbox, photo):
-    script = Script([task(1, 0, "Count the coins", skills=["count"])], plan=["Count the coins"])
+    script = Script([task(1, 0, "Count the towers", skills=["count"])], plan=["Count the towers"])
     result, _ = run(script, embedded_toolbox, sandbox, photo("coffee"))
     summary = next(s for s in result.steps if s.role == "worker").extra["summary"]
-    assert summary.startswith("Worker 1 (image 0): Count the coins -> 0 (but find('coin'): no coin found ('coin' is not")
+    assert summary.startswith("Worker 1 (image 0): Count the towers -> 0 (but find('tower'): no tower found ('tower' is not")
     final = next(c for c in script.calls("the manager") if "Give the final answer" in c.last_user).last_user
     assert summary in final
 
 
 def test_a_final_zero_resting_on_a_find_the_detector_cannot_do_is_refused(embedded_toolbox, sandbox, photo):
-    script = Script([task(1, 0, "Count the coins", skills=["count"])], plan=["Count the coins"], final='{"answer": "0"}')
-    result, _ = run(script, embedded_toolbox, sandbox, photo("coins"), query="How many coins are there?")
+    script = Script([task(1, 0, "Count the towers", skills=["count"])], plan=["Count the towers"], final='{"answer": "0"}')
+    result, _ = run(script, embedded_toolbox, sandbox, photo("rocket"), query="How many towers are there?")
     worker = next(s for s in result.steps if s.role == "worker")
     assert worker.guess is None  # the worker's 0 is not a typed guess either
     final = next(s for s in result.steps if s.action == "final answer")
-    assert "refused: '0' rests on find('coin')" in final.observation and final.guess is None
+    assert "refused: '0' rests on find('tower')" in final.observation and final.guess is None
     assert result.answer != "0" and result.steps[-1].action.startswith("(fallback)")
 
 

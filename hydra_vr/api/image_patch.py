@@ -178,7 +178,8 @@ class ImagePatch:
     def find(self, object_name: str) -> list[ImagePatch]:
         """Return patches of every ``object_name`` found inside this patch, most confident first.
 
-        Returns an empty list when there is none.
+        Returns an empty list when there is none. Shapes ("circle", "triangle", "rectangle") and round
+        things (coins, wheels) are found by their outline.
         Examples:
             >>> # how many dogs are there?
             >>> dogs = image_patch.find("dog")

@@ -22,6 +22,7 @@ import numpy as np
 from PIL import Image
 
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api.tools import (
     Captioner,
     Classifier,
@@ -164,7 +165,13 @@ class VisionToolbox:
                 meta["mapping"] = explain(name)
             map_name = getattr(detector, "map_name", None)  # closed-set detectors: can it look for this name at all?
             if map_name is not None and not map_name(name):
-                meta["unsearchable"] = True  # an empty result says nothing about the scene
+                kinds = shape_ops.shape_kinds(name) if self.config.shapes else ()
+                if kinds:  # no class, but an outline to look for: measured shapes, labelled as such
+                    dets = [Detection(s.box, s.kind, s.score, "shapes", query=name) for s in shape_ops.find_shapes(image, kinds)]
+                    meta["mapping"] = (f"{name!r} is not a detector class; looked for {' or '.join(kinds)} outlines "
+                                       "in the pixels instead")
+                else:
+                    meta["unsearchable"] = True  # an empty result says nothing about the scene
             if not dets and meta.get("mapping"):
                 log.info("find(%r): %s", name, meta["mapping"])
         dets.sort(key=lambda d: d.score, reverse=True)

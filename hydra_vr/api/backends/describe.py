@@ -17,6 +17,7 @@ from PIL import Image
 
 from hydra_vr.answer_types import expected_type
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext
 from hydra_vr.api.types import Answer
@@ -100,7 +101,26 @@ class DescribeVQA:
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
             faces = len(tb.backend("faces").detect_faces(image))
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
-                "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "question": question}
+                "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces,
+                "shapes": self._shapes(image, question), "question": question}
+
+    def _shapes(self, image: Image.Image, question: str) -> list[dict] | None:
+        """Outlines measured in the pixels, when the question names a shape or a round thing ("what is
+        the red shape?", "how many coins?"): kind, box and the colours inside each (the first few)."""
+        tb = self.ctx.toolbox
+        if not tb.config.shapes:
+            return None
+        kinds = tuple(dict.fromkeys(k for w in re.findall(r"[a-z]+", question.lower()) for k in shape_ops.shape_kinds(w)))
+        if not kinds:
+            return None
+        out = []
+        for i, hit in enumerate(shape_ops.find_shapes(image, kinds)[: self.max_objects]):
+            item = {"kind": hit.kind, "box": [int(v) for v in hit.box.to_list(0)], "colors": []}
+            if i < 3:
+                crop = image.crop(tuple(item["box"]))
+                item["colors"] = [f"{c.name} {c.fraction:.0%}" for c in tb.colors(crop, foreground=True) if c.fraction >= 0.2]
+            out.append(item)
+        return out
 
     def _shots(self) -> list:
         """System prompt and the YAML few-shot examples as earlier chat turns (a stable, cacheable prefix)."""
@@ -110,7 +130,7 @@ class DescribeVQA:
             msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
             for ex in load_examples("describe")["examples"]:
                 f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
-                     "faces": None} | ex["findings"]
+                     "faces": None, "shapes": None} | ex["findings"]
                 spec = expected_type(ex["question"])
                 msgs += [ChatMessage("user", render_prompt("vqa_describe_user", **f, question=ex["question"], expected=spec.describe())),
                          ChatMessage("assistant", json.dumps({"answer": str(ex["answer"])}))]

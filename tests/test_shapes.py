@@ -1,0 +1,118 @@
+"""Shapes measured from outlines: the names routed to them, drawn shapes, and real photos."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image, ImageDraw
+
+from hydra_vr.api import shapes as shape_ops
+from hydra_vr.api.types import Box
+
+
+@pytest.mark.parametrize(
+    ("name", "kinds"),
+    [
+        ("coin", ("circle",)), ("coins", ("circle",)), ("the coins", ("circle",)), ("front wheel", ("circle",)),
+        ("tyres", ("circle",)), ("round traffic sign", ("circle",)), ("circular patch", ("circle",)),
+        ("circle", ("circle",)), ("Circles", ("circle",)), ("triangle", ("triangle",)),
+        ("triangular roof", ("triangle",)), ("square", ("rectangle",)), ("rectangles", ("rectangle",)),
+        ("shape", shape_ops.SHAPE_KINDS), ("shapes", shape_ops.SHAPE_KINDS), ("red shape", shape_ops.SHAPE_KINDS),
+        ("round shape", ("circle",)), ("dog", ()), ("traffic sign", ()), ("tower", ()), ("glass", ()), ("", ()),
+    ],
+)
+def test_which_names_an_outline_answers(name: str, kinds: tuple[str, ...]) -> None:
+    assert shape_ops.shape_kinds(name) == kinds
+
+
+def _iou(a: Box, b: list[float]) -> float:
+    ix = max(0.0, min(a.x2, b[2]) - max(a.x1, b[0]))
+    iy = max(0.0, min(a.y2, b[3]) - max(a.y1, b[1]))
+    union = a.width * a.height + (b[2] - b[0]) * (b[3] - b[1]) - ix * iy
+    return ix * iy / union
+
+
+def test_drawn_shapes_are_found_with_their_kind_and_box() -> None:
+    # yellow on white and green on pale blue barely differ in grey: the colour channels must count too
+    img = Image.new("RGB", (300, 200), (235, 245, 255))
+    draw = ImageDraw.Draw(img)
+    draw.ellipse((20, 30, 90, 100), fill=(255, 255, 0))
+    draw.polygon([(130, 150), (190, 150), (160, 90)], fill=(0, 200, 0))
+    draw.rectangle((220, 40, 280, 170), fill=(200, 30, 30))
+    hits = shape_ops.find_shapes(img)
+    by_kind = {h.kind: h for h in hits}
+    assert sorted(by_kind) == ["circle", "rectangle", "triangle"] and len(hits) == 3
+    assert _iou(by_kind["circle"].box, [20, 30, 90, 100]) > 0.8
+    assert _iou(by_kind["triangle"].box, [130, 90, 190, 150]) > 0.8
+    assert _iou(by_kind["rectangle"].box, [220, 40, 280, 170]) > 0.8
+    assert [h.kind for h in shape_ops.find_shapes(img, ("triangle",))] == ["triangle"]
+    assert shape_ops.find_shapes(Image.new("RGB", (120, 80), (255, 255, 255))) == []  # a blank page has none
+    with pytest.raises(ValueError, match="unknown shape kinds"):
+        shape_ops.find_shapes(img, ("hexagon",))
+
+
+def test_easy_vqa_shapes_are_named_right() -> None:
+    from hydra_vr.datasets.easyvqa import easy_vqa_data_dir
+
+    data = easy_vqa_data_dir() / "test"
+    truth = {i: a for _, a, i in json.loads((data / "questions.json").read_text()) if a in shape_ops.SHAPE_KINDS}
+    ids = sorted(truth)[:40]
+    named = [next(iter(shape_ops.find_shapes(Image.open(data / "images" / f"{i}.png"))), None) for i in ids]
+    right = sum(h is not None and h.kind == truth[i] for h, i in zip(named, ids))
+    wrong = sum(h is not None and h.kind != truth[i] for h, i in zip(named, ids))
+    assert right >= 36 and wrong <= 1, (right, wrong)  # 64-px diagrams on coloured pages
+
+
+# Four coins of the coins photo, boxes drawn by hand (benchmarks/real_photos/questions.jsonl)
+_COINS = {"top left": [22, 34, 67, 74], "bottom right": [335, 247, 381, 289], "biggest": [317, 157, 378, 216],
+          "top right": [305, 15, 365, 72]}
+
+
+def test_the_coins_photo_gives_one_circle_per_coin(photo) -> None:
+    hits = shape_ops.find_shapes(Image.open(photo("coins")), ("circle",))
+    assert 22 <= len(hits) <= 26  # 24 coins in four rows of six
+    for where, box in _COINS.items():
+        assert max(_iou(h.box, box) for h in hits) >= 0.5, where
+
+
+def test_find_routes_round_names_to_outlines_and_says_so(embedded_toolbox, photo) -> None:
+    from hydra_vr.api import VisionToolbox
+    from hydra_vr.config import load_config
+    from hydra_vr.memory.textualizer import textualize_call
+
+    coins = Image.open(photo("coins")).convert("RGB")
+    with embedded_toolbox.recording() as calls:
+        found = embedded_toolbox.find(coins, "coins")
+        embedded_toolbox.find(Image.open(photo("rocket")).convert("RGB"), "tower")
+    assert 22 <= len(found) <= 26 and {d.label for d in found} == {"circle"} and {d.source for d in found} == {"shapes"}
+    assert not calls[0].meta.get("unsearchable")  # an empty circle search would be evidence: no circle there
+    line = textualize_call(calls[0])
+    assert line.startswith("find('coins'): ") and "circle 1.00 at [" in line
+    assert calls[1].meta.get("unsearchable") and not calls[1].result  # no class and no outline: still blind
+    # the astronaut's round mission patch, by its adjective
+    patch = embedded_toolbox.find(Image.open(photo("astronaut")).convert("RGB"), "round patch")
+    assert max(_iou(d.box, [133, 347, 210, 424]) for d in patch) >= 0.5
+    cfg = load_config("default", ["vision.shapes=false"])
+    off = VisionToolbox(cfg.vision, cache_dir=cfg.cache_path)
+    with off.recording() as calls:
+        assert off.find(coins, "coins") == []
+    assert calls[0].meta.get("unsearchable")
+
+
+def test_describe_lists_shapes_with_their_colours_for_shape_questions(embedded_toolbox) -> None:
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.prompts import render_prompt
+
+    page = Image.new("RGB", (64, 64), (245, 240, 255))
+    ImageDraw.Draw(page).polygon([(10, 50), (40, 50), (25, 20)], fill=(220, 20, 20))
+    d = DescribeVQA(ToolContext(toolbox=embedded_toolbox, llm=None))
+    findings = d.describe(page, "What is the red shape?")
+    assert [s["kind"] for s in findings["shapes"]] == ["triangle"] and findings["shapes"][0]["colors"][0].startswith("red")
+    text = render_prompt("vqa_describe_user", **findings, expected="a shape")
+    assert "Shapes found by their outline (1):\n- triangle at [" in text
+    assert d.describe(page, "Is there a circle?")["shapes"] == []  # looked for, none: said as such
+    assert "Shapes found by their outline: none." in render_prompt(
+        "vqa_describe_user", **d.describe(page, "Is there a circle?"), expected="yes or no")
+    assert d.describe(page, "What color is the background?")["shapes"] is None  # not a shape question
