@@ -206,7 +206,9 @@ def test_expression_names_try_two_word_names_first_and_skip_colours_and_position
     from hydra_vr.agent.roles import expression_names
 
     assert expression_names("the man in the beige coat") == ["man", "coat"]
-    assert expression_names("the round traffic sign on the left") == ["traffic sign", "traffic", "sign"]
+    # the outline adjective comes last, with its noun: find() looks for that by shape
+    assert expression_names("the round traffic sign on the left") == ["traffic sign", "traffic", "sign", "round traffic sign"]
+    assert expression_names("the round patch on her chest") == ["patch", "chest", "round patch"]
     assert expression_names("the cat's nose") == ["cat nose", "cat", "nose"]
     assert expression_names("the one on the left") == ["object"]
 

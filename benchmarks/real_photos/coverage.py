@@ -4,8 +4,9 @@
 
 No LLM. For every grounding expression of ``questions.jsonl`` it takes the expression's names (the
 same ``expression_names`` the grounding fallback uses), asks which of them the toolbox can look
-for at all (a detector class or synonym, OCR for text names, the face detector for faces), runs
-``find`` for each such name on the photo and keeps the best IoU of any box found: an oracle that
+for at all (a detector class or synonym, OCR for text names, the face detector for faces, outlines
+for shapes and round things), as ``find`` itself says (its ``unsearchable`` mark), and keeps the
+best IoU of any box found for the searchable names: an oracle that
 always picks the right box. Expressions where no name is searchable fail for lack of a model
 whatever the agent does; the rest bound what a perfect loop could reach with these tools.
 """
@@ -30,35 +31,29 @@ def main() -> None:
     from PIL import Image
 
     from hydra_vr.agent.roles import expression_names
-    from hydra_vr.api.toolbox import FACE_NAMES, TEXT_NAMES, VisionToolbox
+    from hydra_vr.api.toolbox import VisionToolbox
     from hydra_vr.assets import resolve_image
     from hydra_vr.config import load_config
     from hydra_vr.eval.metrics import box_iou
 
     cfg = load_config(args.config)
     tb = VisionToolbox(cfg.vision, cache_dir=cfg.cache_path)
-    detector = tb.backend("detector")
-    map_name = getattr(detector, "map_name", None)
-
-    def searchable(name: str) -> bool:
-        if name in TEXT_NAMES and tb.has("ocr") or name in FACE_NAMES and tb.has("faces"):
-            return True
-        return map_name is None or bool(map_name(name))  # open-vocabulary detectors look for anything
-
     rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if "box" in r]
     verdicts: Counter[str] = Counter()
     for row in rows:
-        names = expression_names(row["question"])
-        usable = [n for n in names if searchable(n)]
+        image = Image.open(resolve_image(row["image"])).convert("RGB")
+        with tb.recording() as calls:  # find() says itself when it cannot look for a name
+            for name in expression_names(row["question"]):
+                tb.find(image, name)
+        calls = [c for c in calls if c.tool == "find"]  # (find("text") records its read_text too)
+        usable = [c.args["name"] for c in calls if not c.meta.get("unsearchable")]
         best, best_name = 0.0, None
-        if usable:
-            image = Image.open(resolve_image(row["image"])).convert("RGB")
-            for name in usable:
-                for det in tb.find(image, name):
-                    iou = box_iou(det.box.to_list(), row["box"])
-                    if iou > best:
-                        best, best_name = iou, name
+        for call in calls:
+            for det in call.result:
+                iou = box_iou(det.box.to_list(), row["box"])
+                if iou > best:
+                    best, best_name = iou, call.args["name"]
         verdict = ("no searchable name" if not usable else
                    "found (oracle IoU >= 0.5)" if best >= 0.5 else "searchable, no box overlaps")
         verdicts[verdict] += 1

@@ -6,6 +6,7 @@ prompt's KV cache across calls and only pay for the new tokens.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -139,6 +140,7 @@ _NOT_NAMES = frozenset({
     "second", "third", "last", "big", "bigger", "biggest", "small", "smaller", "smallest", "large", "largest", "tall",
     "tallest", "short", "round", "side", "one", "other", "wearing", "holding", "sitting", "standing", "hanging",
 }) | frozenset(COLOR_WORDS)
+_OUTLINE_WORDS = frozenset({"round", "circular", "square", "triangular", "rectangular"})
 
 
 def expression_names(query: str) -> list[str]:
@@ -147,7 +149,14 @@ def expression_names(query: str) -> list[str]:
     words = re.findall(r"[a-z]+", query.lower().replace("'s ", " "))
     keep = [w not in _NOT_NAMES and len(w) > 1 for w in words]
     pairs = [f"{a} {b}" for (a, b), k1, k2 in zip(zip(words, words[1:]), keep, keep[1:]) if k1 and k2]
-    return list(dict.fromkeys(pairs + [w for w, k in zip(words, keep) if k])) or ["object"]
+    # "the round traffic sign": last, the outline adjective with its noun, which find() can look for by shape
+    outlined = []
+    for i, w in enumerate(words):
+        if w in _OUTLINE_WORDS:
+            noun = list(itertools.takewhile(lambda j: keep[j], range(i + 1, len(words))))
+            if noun:
+                outlined.append(" ".join([w, *(words[j] for j in noun)]))
+    return list(dict.fromkeys(pairs + [w for w, k in zip(words, keep) if k] + outlined)) or ["object"]
 
 
 def fallback_program(query: str, task: Task) -> str:
