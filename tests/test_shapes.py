@@ -27,10 +27,7 @@ def test_which_names_an_outline_answers(name: str, kinds: tuple[str, ...]) -> No
 
 
 def _iou(a: Box, b: list[float]) -> float:
-    ix = max(0.0, min(a.x2, b[2]) - max(a.x1, b[0]))
-    iy = max(0.0, min(a.y2, b[3]) - max(a.y1, b[1]))
-    union = a.width * a.height + (b[2] - b[0]) * (b[3] - b[1]) - ix * iy
-    return ix * iy / union
+    return a.iou(Box(*b))
 
 
 def test_drawn_shapes_are_found_with_their_kind_and_box() -> None:

@@ -132,14 +132,6 @@ def _right_angles(quad: np.ndarray, tolerance: float = 0.25) -> bool:
     return True
 
 
-def _iou(a: Box, b: Box) -> float:
-    ix = max(0.0, min(a.x2, b.x2) - max(a.x1, b.x1))
-    iy = max(0.0, min(a.y2, b.y2) - max(a.y1, b.y1))
-    inter = ix * iy
-    union = a.width * a.height + b.width * b.height - inter
-    return inter / union if union > 0 else 0.0
-
-
 def find_shapes(image: Image.Image, kinds: tuple[str, ...] = SHAPE_KINDS, *, perfectness: float = 0.85,
                 max_results: int = 40) -> list[ShapeHit]:
     """Outlines of the given kinds in ``image``, best fit first, boxes in ``image`` pixels.
@@ -170,7 +162,7 @@ def find_shapes(image: Image.Image, kinds: tuple[str, ...] = SHAPE_KINDS, *, per
     hits.sort(key=lambda s: s.score, reverse=True)
     kept: list[ShapeHit] = []
     for hit in hits:  # one outline can be found by both routes and by nested edges: keep the best
-        if all(_iou(hit.box, k.box) < 0.5 for k in kept):
+        if all(hit.box.iou(k.box) < 0.5 for k in kept):
             kept.append(hit)
     w, h = image.size  # a circle cut by the frame keeps the part inside it
     return [ShapeHit(Box(s.box.x1 / scale, s.box.y1 / scale, s.box.x2 / scale, s.box.y2 / scale).clip(w, h), s.kind, s.score)
