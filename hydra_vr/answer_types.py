@@ -16,6 +16,7 @@ Kinds:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -102,6 +103,48 @@ def repeats_question(answer: Any, question: str) -> bool:
     said = [_stem(w) for w in _words(clean(answer)) if w not in _FUNCTION_WORDS]
     asked = set(_stems(question))
     return bool(said) and all(w in asked for w in said)
+
+
+_COUNT_PHRASE_END = frozenset(_AUX) | {"of", "in", "on", "at", "from", "with", "around", "near", "there", "can", "you",
+                                       "that", "which", "who", "does", "do", "inside", "under", "behind", "per"}
+
+
+def counted_thing(question: str) -> tuple[list[str], list[str]] | None:
+    """(stems of what is counted, stems of the question's other words) for a "how many ..." question:
+    "How many wheels does the motorcycle have?" -> (["wheel"], ["motorcycle", "have"]); None for any
+    other question. The other words hold what a program may have counted instead (the motorcycle,
+    the coins of "how many rows of coins")."""
+    words = _words(question)
+    if len(words) < 3 or words[:2] != ["how", "many"]:
+        return None
+    phrase = list(itertools.takewhile(lambda w: w not in _COUNT_PHRASE_END, words[2:]))
+    if not phrase:
+        return None
+    rest = [_stem(w) for w in words[2 + len(phrase):] if w not in _FUNCTION_WORDS and w not in _COUNT_PHRASE_END]
+    return [_stem(w) for w in phrase if w not in COLOR_WORDS], rest
+
+
+def miscount(answer: str, question: str, finds: Sequence[tuple[str, int]]) -> str | None:
+    """Why a count answers for the wrong thing, or None.
+
+    ``finds``: (name, how many came back) of each find() the program made. "How many wheels does the
+    motorcycle have?" -> 1 from find("motorcycle"), "How many rows of coins?" -> 24 from find("coin"):
+    the number is how many of another thing the question names. A program that also looked for the
+    counted thing itself is given the benefit of the doubt.
+    """
+    counted = counted_thing(question)
+    if counted is None or not re.fullmatch(r"\d+", answer or ""):
+        return None
+    what, rest = counted
+    heads = [(name, _stem(_words(name)[-1]) if _words(name) else "", n) for name, n in finds]
+    if any(head in what for _, head, _ in heads):
+        return None
+    for name, head, n in reversed(heads):
+        if n == int(answer) and head in rest:
+            asked = " ".join(itertools.takewhile(lambda w: w not in _COUNT_PHRASE_END, _words(question)[2:]))
+            return (f"{answer!r} is how many find({name!r}) returned, but the question counts {asked}, not "
+                    f"{name}: count those instead (find them, inside the {name} if they are its parts, or ask simple_query)")
+    return None
 
 
 def _asks_who_or_where(question: str) -> bool:
@@ -323,7 +366,7 @@ def expected_type(question: str, choices: Sequence[str] | None = None) -> Answer
     if not words:
         return AnswerSpec("open")
     if re.match(r"^(how many|how much \w+ (are|is) there|what (is the )?(number|count) of)\b", q):
-        return AnswerSpec("number")
+        return AnswerSpec("number", question=question.strip())
     if re.search(r"\b(what|which)\s+(\w+\s+)?colou?rs?\b|\bcolou?r of\b|\bcolou?rs? (is|are|does|do)\b", q):
         return AnswerSpec("color")
     first = words[0]
@@ -349,5 +392,5 @@ def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
     return None
 
 
-__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "best_typed", "clean", "expected_type", "is_failure_answer",
-           "repeats_question"]
+__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "best_typed", "clean", "counted_thing", "expected_type",
+           "is_failure_answer", "miscount", "repeats_question"]

@@ -225,6 +225,21 @@ def test_a_yes_to_a_negated_question_from_a_blind_find_is_not_an_answer(toolbox_
     assert "'yes' rests on find('flag')" in result.steps[0].feedback
 
 
+def test_a_count_of_the_thing_that_has_them_is_rewritten_inside_the_step(toolbox_with_llm, sandbox, photo):
+    # The 1.5B answered "How many wheels does the motorcycle have?" with len(find("motorcycle")) = 1.
+    count_bikes = code('bikes = ImagePatch(image).find("motorcycle")\nfinal_answer = str(len(bikes))')
+    count_wheels = code('bike = ImagePatch(image).find("motorcycle")[0]\nfinal_answer = str(len(bike.find("wheel")))')
+    script = Script(reasoner=[count_bikes, count_wheels])
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(
+        str(photo("motorcycle")), "How many wheels does the motorcycle have?")
+    attempts = result.steps[0].attempts
+    assert [a.error_kind for a in attempts] == ["miscount", None]
+    assert "'1' is how many find('motorcycle') returned, but the question counts wheels" in attempts[0].error
+    assert "counts wheels" in script.messages("reasoner")[1][-1].content  # the rewrite was told why
+    # the answer now counts circles inside the motorcycle's box (wheels have no detector class)
+    assert result.answer_source == "program" and int(result.answer) >= 1
+
+
 def test_a_zero_for_a_class_the_detector_knows_stays_an_answer(toolbox_with_llm, sandbox, photo):
     script = Script(reasoner=[code('final_answer = len(ImagePatch(image).find("dog"))')])
     result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("coins")), "How many dogs are there?")

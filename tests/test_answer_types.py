@@ -171,3 +171,32 @@ def test_a_bare_number_does_not_answer_who_or_where():
     assert expected_type("Where is the spoon?").coerce("1") is None
     assert expected_type("What number is on the bus?").coerce("15") == "15"  # other open questions may want one
     assert who.coerce("Zinedine Zidane") == "zinedine zidane"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "finds", "refused"),
+    [
+        ("How many wheels does the motorcycle have?", "1", [("motorcycle", 1)], True),
+        ("How many rows of coins are there?", "24", [("coin", 24)], True),
+        ("How many towers stand around the rocket?", "1", [("rocket", 1)], True),
+        ("How many windows does the red bus have?", "2", [("bus", 2)], True),
+        # the counted thing was looked for too: its count may be the answer
+        ("How many wheels does the motorcycle have?", "2", [("motorcycle", 1), ("wheel", 2)], False),
+        ("How many wheels does the motorcycle have?", "1", [("motorcycle", 1), ("wheels", 0)], False),
+        # a name the question does not use (men -> person) is no other thing
+        ("How many men are in the photo?", "2", [("person", 2)], False),
+        ("How many coins are in the top row?", "24", [("coin", 24)], False),
+        ("How many red cars are there?", "3", [("car", 3)], False),
+        # the number is not that find's count: it came from elsewhere
+        ("How many wheels does the motorcycle have?", "2", [("motorcycle", 1)], False),
+        ("What is on the motorcycle?", "1", [("motorcycle", 1)], False),
+        ("How many wheels does the motorcycle have?", "two", [("motorcycle", 1)], False),
+    ],
+)
+def test_a_count_of_another_thing_the_question_names_is_refused(question, answer, finds, refused):
+    from hydra_vr.answer_types import miscount
+
+    why = miscount(answer, question, finds)
+    assert (why is not None) == refused, why
+    if refused:
+        assert why.startswith(f"{answer!r} is how many find({finds[-1][0]!r}) returned, but the question counts")

@@ -49,6 +49,16 @@ def test_drawn_shapes_are_found_with_their_kind_and_box() -> None:
         shape_ops.find_shapes(img, ("hexagon",))
 
 
+def test_a_rim_inside_its_tyre_is_one_round_thing() -> None:
+    img = Image.new("RGB", (240, 240), (250, 250, 250))
+    draw = ImageDraw.Draw(img)
+    draw.ellipse((20, 20, 220, 220), fill=(20, 20, 20))  # tyre
+    draw.ellipse((60, 60, 180, 180), fill=(190, 190, 190))  # rim
+    draw.ellipse((105, 105, 135, 135), fill=(60, 60, 60))  # hub
+    hits = shape_ops.find_shapes(img, ("circle",))
+    assert len(hits) == 1 and _iou(hits[0].box, [20, 20, 220, 220]) > 0.85
+
+
 def test_easy_vqa_shapes_are_named_right() -> None:
     from hydra_vr.datasets.easyvqa import easy_vqa_data_dir
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import AnswerSpec, is_failure_answer
+from hydra_vr.answer_types import AnswerSpec, is_failure_answer, miscount
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
 from hydra_vr.sandbox.results import ProgramResult
 
@@ -101,6 +101,11 @@ def run_step(
                     error = _blind_advice(name, why, f"The program's answer {_said(program)} rests on that empty result.")
                     attempts.append(Attempt(code, False, "blind_find", error))
                     continue
+            wrong = _miscount(program, spec)
+            if wrong and attempt < max_retries:  # counted the motorcycle for its wheels: rewrite within the step
+                error = f"The program's answer {wrong}. Write a program that counts what the question asks."
+                attempts.append(Attempt(code, False, "miscount", error))
+                continue
         attempts.append(Attempt(code, program.ok, program.error_kind, program.error))
         if program.ok:
             break
@@ -147,6 +152,15 @@ def _answer_on_blind_find(program: Any, spec: AnswerSpec) -> tuple[str | None, s
     return str(call.args.get("name", "")).strip().lower(), str(call.meta.get("mapping") or "no detector class")
 
 
+def _miscount(program: Any, spec: AnswerSpec, answer: str | None = None) -> str | None:
+    """Why the program's count is of another thing than the question counts (see answer_types.miscount)."""
+    if spec.kind != "number" or not program.ok or not program.has_final_answer:
+        return None
+    answer = answer if answer is not None else spec.coerce(program.final_answer)
+    finds = [(str(c.args.get("name", "")), len(c.result or [])) for c in program.calls if c.tool == "find"]
+    return miscount(answer, spec.question, finds) if answer is not None else None
+
+
 def _no_box(program: Any) -> str | None:
     """Why a program that ran gave no box to ground with, or None."""
     if program.has_final_answer and boxes_of(program.final_answer):
@@ -171,8 +185,8 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
         return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
     typed = spec.coerce(value)
     if typed is not None:
-        blind = unfounded_negative(typed, spec, program.calls)
-        return (None, blind) if blind else (typed, None)
+        refused = unfounded_negative(typed, spec, program.calls) or _miscount(program, spec, typed)
+        return (None, refused) if refused else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):
         return None, (f"{reason}; the detector may have no class for that name: try another approach, for example "

@@ -164,6 +164,12 @@ def find_shapes(image: Image.Image, kinds: tuple[str, ...] = SHAPE_KINDS, *, per
     for hit in hits:  # one outline can be found by both routes and by nested edges: keep the best
         if all(hit.box.iou(k.box) < 0.5 for k in kept):
             kept.append(hit)
+    # A rim inside its tyre, a hub inside its wheel: a shape inside a bigger one of its kind is a part of it.
+    outer: list[ShapeHit] = []
+    for hit in sorted(kept, key=lambda s: s.box.area, reverse=True):
+        if not any(o.kind == hit.kind and hit.box.intersection(o.box) > 0.8 * hit.box.area for o in outer):
+            outer.append(hit)
+    kept = [k for k in kept if k in outer]
     w, h = image.size  # a circle cut by the frame keeps the part inside it
     return [ShapeHit(Box(s.box.x1 / scale, s.box.y1 / scale, s.box.x2 / scale, s.box.y2 / scale).clip(w, h), s.kind, s.score)
             for s in kept[:max_results]]
