@@ -123,3 +123,29 @@ def test_describe_lists_shapes_with_their_colours_for_shape_questions(embedded_t
     assert "Shapes found by their outline: none." in render_prompt(
         "vqa_describe_user", **d.describe(page, "Is there a circle?"), expected="yes or no")
     assert d.describe(page, "What color is the background?")["shapes"] is None  # not a shape question
+
+
+def test_a_coloured_shape_name_keeps_only_outlines_of_that_colour(embedded_toolbox) -> None:
+    # easy-VQA: "does the image contain a green shape?" -> find("green shape") found the red circle
+    page = Image.new("RGB", (64, 64), (240, 250, 245))
+    ImageDraw.Draw(page).ellipse((10, 10, 40, 40), fill=(230, 20, 20))
+    with embedded_toolbox.recording() as calls:
+        assert embedded_toolbox.find(page, "green shape") == []
+        assert [d.label for d in embedded_toolbox.find(page, "red shape")] == ["circle"]
+        assert [d.label for d in embedded_toolbox.find(page, "shape")] == ["circle"]
+    assert "kept those whose pixels are green" in calls[0].meta["mapping"]
+
+
+def test_describe_reads_a_patch_cropped_to_its_object_by_its_foreground(embedded_toolbox) -> None:
+    # the triangle's own patch (find("triangle")[0]) touches its border: what differs from the border
+    # is only the anti-aliased rim ("pink"); the colour-contrast mask reads the triangle itself
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+
+    page = Image.new("RGB", (64, 64), (238, 253, 247))
+    ImageDraw.Draw(page).polygon([(2, 54), (13, 54), (7, 43)], fill=(255, 0, 0))
+    d = DescribeVQA(ToolContext(toolbox=embedded_toolbox, llm=None))
+    box = embedded_toolbox.find(page, "triangle")[0].box
+    crop = page.crop(tuple(box.to_list(None)))
+    assert d.describe(crop, "What is the color of the triangle?")["subject_colors"][0].startswith("red")
+    assert d.describe(page, "What is the color of the triangle?")["subject_colors"][0].startswith("red")

@@ -170,6 +170,11 @@ class VisionToolbox:
                     dets = [Detection(s.box, s.kind, s.score, "shapes", query=name) for s in shape_ops.find_shapes(image, kinds)]
                     meta["mapping"] = (f"{name!r} is not a detector class; looked for {' or '.join(kinds)} outlines "
                                        "in the pixels instead")
+                    wanted = [w for w in re.findall(r"[a-z]+", key) if color_ops.is_color_name(w)]
+                    if wanted:  # "green shape": an outline of another colour is not one
+                        dets = [d for d in dets if all(color_ops.has_color(image.crop(tuple(d.box.to_list(None))), w, foreground=True)[0]
+                                                       for w in wanted)]
+                        meta["mapping"] += f", kept those whose pixels are {' and '.join(wanted)}"
                 else:
                     meta["unsearchable"] = True  # an empty result says nothing about the scene
             if not dets and meta.get("mapping"):

@@ -91,9 +91,14 @@ class DescribeVQA:
         # background; the pixels that differ from the patch border's colours are the likelier subject.
         subject_colors = None
         if not relevant and expected_type(question).kind == "color":
-            subject_colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.standout_colors(image) if c.fraction >= 0.2]
+            border = color_ops.border_colors(image)
+            if border and border[0].fraction >= 0.8:  # a plain backdrop (a page, a wall): what differs from it
+                subject = color_ops.standout_colors(image)
+            else:  # the subject touches the border (a patch cropped to its object) or a scene: its colour-contrast mask
+                subject = color_ops.dominant_colors(image, foreground=True)
+            subject_colors = [f"{c.name} {c.fraction:.0%}" for c in subject if c.fraction >= 0.2]
             if subject_colors:  # the whole-patch shares would list the background first; say what it is
-                colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.border_colors(image) if c.fraction >= 0.05]
+                colors = [f"{c.name} {c.fraction:.0%}" for c in border if c.fraction >= 0.05]
         texts = None
         if tb.has("ocr") and (self.ocr == "always" or (self.ocr == "auto" and _TEXT_QUESTION.search(question))):
             texts = [r.text for r in tb.backend("ocr").read_text(image)]
