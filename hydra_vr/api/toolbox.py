@@ -167,14 +167,7 @@ class VisionToolbox:
             if map_name is not None and not map_name(name):
                 kinds = shape_ops.shape_kinds(name) if self.config.shapes else ()
                 if kinds:  # no class, but an outline to look for: measured shapes, labelled as such
-                    dets = [Detection(s.box, s.kind, s.score, "shapes", query=name) for s in shape_ops.find_shapes(image, kinds)]
-                    meta["mapping"] = (f"{name!r} is not a detector class; looked for {' or '.join(kinds)} outlines "
-                                       "in the pixels instead")
-                    wanted = [w for w in re.findall(r"[a-z]+", key) if color_ops.is_color_name(w)]
-                    if wanted:  # "green shape": an outline of another colour is not one
-                        dets = [d for d in dets if all(color_ops.has_color(image.crop(tuple(d.box.to_list(None))), w, foreground=True)[0]
-                                                       for w in wanted)]
-                        meta["mapping"] += f", kept those whose pixels are {' and '.join(wanted)}"
+                    dets, meta["mapping"] = self._outlines(image, name, kinds)
                 else:
                     meta["unsearchable"] = True  # an empty result says nothing about the scene
             if not dets and meta.get("mapping"):
@@ -182,6 +175,17 @@ class VisionToolbox:
         dets.sort(key=lambda d: d.score, reverse=True)
         self._record("find", {"name": name}, dets, t0, **meta)
         return dets
+
+    def _outlines(self, image: Image.Image, name: str, kinds: tuple[str, ...]) -> tuple[list[Detection], str]:
+        """find() by outline for a name the detector has no class for; returns (detections, how)."""
+        dets = [Detection(s.box, s.kind, s.score, "shapes", query=name) for s in shape_ops.find_shapes(image, kinds)]
+        how = f"{name!r} is not a detector class; looked for {' or '.join(kinds)} outlines in the pixels instead"
+        wanted = [w for w in re.findall(r"[a-z]+", _normalize_name(name)) if color_ops.is_color_name(w)]
+        if wanted:  # "green shape": an outline of another colour is not one
+            crops = [image.crop(tuple(d.box.to_list(None))) for d in dets]
+            dets = [d for d, crop in zip(dets, crops) if all(color_ops.has_color(crop, w, foreground=True)[0] for w in wanted)]
+            how += f", kept those whose pixels are {' and '.join(wanted)}"
+        return dets, how
 
     def read_text(self, image: Image.Image) -> list[TextRegion]:
         t0 = time.perf_counter()
