@@ -124,6 +124,55 @@ def counted_thing(question: str) -> tuple[list[str], list[str]] | None:
     return [_stem(w) for w in phrase if w not in COLOR_WORDS], rest
 
 
+# "Is there a X ...?", "Does the image contain X?", "Is a X present?", "Do you see X?": the X asked about.
+_PRESENCE = [
+    re.compile(r"^(?:is|are) there (?P<neg>not |no )?(?:any |a |an |some )?(?P<x>.+)$"),
+    re.compile(r"^(?:does|do) (?:the|this) (?:image|picture|photo|scene|photograph) (?P<neg>not )?"
+               r"(?:contain|have|show|include|depict)s? (?:any |a |an |some )?(?P<x>.+)$"),
+    re.compile(r"^(?:is|are) (?P<neg>no )?(?:any |a |an |some )?(?P<x>.+?) (?:present|visible|shown|there)(?: in .*)?$"),
+    re.compile(r"^(?:can|do) you (?P<neg>not )?see (?:any |a |an |some )?(?P<x>.+)$"),
+]
+_PRESENCE_END = re.compile(r"\s+(?:in|on|at|inside|near|under|behind|beside|next|above|below|within|among|present|"
+                           r"visible|shown|anywhere|here|there)\b.*$")
+
+
+@dataclass(frozen=True)
+class Presence:
+    """What a presence question asks about: ``thing`` to look for, ``negated`` ("is there not / no ..."),
+    and ``where`` the question places it ("on the water"; "" for anywhere in the image)."""
+
+    thing: str
+    negated: bool
+    where: str = ""
+
+
+_ANYWHERE = re.compile(r"^(?:(?:in|on|within) (?:the|this) (?:image|picture|photo|photograph|scene|frame)|present|"
+                       r"visible|shown|anywhere|here|there)\b\s*")
+
+
+def asked_presence(question: str) -> Presence | None:
+    """The :class:`Presence` a presence question asks about, or None for any other question:
+    "Is there a yellow shape in the image?" -> yellow shape, "Is no teal shape present?" -> teal shape,
+    negated; "Are there boats on the water?" -> boats, where "on the water". What to look for is the
+    phrase before where the question places it."""
+    q = " ".join(_words(question.replace("?", " ")))
+    for pattern in _PRESENCE:
+        m = pattern.match(q)
+        if not m:
+            continue
+        phrase = m.group("x")
+        cut = _PRESENCE_END.search(phrase)
+        thing, where = (phrase[: cut.start()], phrase[cut.start():].strip()) if cut else (phrase, "")
+        while where and _ANYWHERE.match(where):
+            where = _ANYWHERE.sub("", where, count=1).strip()
+        if re.match(r"(more|fewer|less|at least|at most|exactly|only|\d+)\b", thing):
+            return None  # "are there more than two people": a count, not a presence
+        thing = re.sub(r"^(?:anything|something|things?|objects?) ", "", thing.strip())  # "anything red" -> red
+        if thing and thing not in _FUNCTION_WORDS:
+            return Presence(thing, bool(m.group("neg")), where)
+    return None
+
+
 def miscount(answer: str, question: str, finds: Sequence[tuple[str, int]]) -> str | None:
     """Why a count answers for the wrong thing, or None.
 

@@ -18,6 +18,7 @@ portrait cut by the image frame) loses that colour to the background.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -287,3 +288,55 @@ def match_color(reading: ColorReading, options: list[str]) -> str:
 
 def best_color_match(image: Image.Image, options: list[str], *, foreground: bool = False) -> str:
     return match_color(read_colors(image, foreground=foreground), options)
+
+
+# Words that, after colour words, still name no kind of thing: "find('red thing')" is find('red').
+_GENERIC_NOUNS = frozenset({"thing", "things", "object", "objects", "something", "stuff", "item", "items",
+                            "region", "regions", "area", "areas", "part", "parts", "spot", "spots", "patch",
+                            "color", "colour", "colored", "coloured"})
+_REGION_SIDE = 256  # regions are searched on at most 256x256 pixels (a coin-sized spot in a photo survives)
+_REGION_MIN_SHARE = 0.002  # a region under 0.2% of the image is a speck, not a thing
+_REGION_MAX_BORDER = 0.5  # a region along more than half of the image border is the backdrop, not a thing
+
+
+def region_colors(name: str) -> tuple[str, ...]:
+    """The base colours a name asks for when it names nothing but colour: "red" -> ("red",),
+    "red and white thing" -> ("red", "white"), "red shape" / "red car" / "dog" -> () (a kind of thing)."""
+    words = [w for w in re.findall(r"[a-z]+", name.lower()) if w not in {"and", "or", "a", "an", "the", "any", "some"}]
+    colours = [canonical_color(w) for w in words if w not in _GENERIC_NOUNS]
+    if not colours or any(c is None for c in colours):
+        return ()
+    return tuple(dict.fromkeys(c for c in colours if c is not None))
+
+
+def color_regions(image: Image.Image, color: str, *, max_regions: int = 20) -> list[tuple[tuple[float, float, float, float], float]]:
+    """Connected regions of pixels named ``color``: ``[(box [x1, y1, x2, y2] in image pixels, fill), ...]``,
+    largest first; ``fill`` is the share of the box the region covers (a solid thing scores near 1).
+
+    What runs along most of the image border is the backdrop (the page of a diagram, a wall), never a
+    thing; an opening first drops one-pixel rims (a red shape's anti-aliased edge reads pink).
+    """
+    canon = canonical_color(color)
+    if canon is None:
+        raise ValueError(f"{color!r} is not a colour name this tool knows ({', '.join(BASE_COLORS)})")
+    img = image.convert("RGB")
+    scale = min(1.0, _REGION_SIDE / max(img.size))
+    if scale < 1.0:
+        img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.BILINEAR)
+    hsv = np.asarray(img.convert("HSV"), dtype=np.float32) / 255.0
+    mask = (_pixel_names(hsv) == BASE_COLORS.index(canon)).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    hgt, wid = mask.shape
+    ring = np.zeros((hgt, wid), bool)
+    ring[0], ring[-1], ring[:, 0], ring[:, -1] = True, True, True, True
+    on_ring = np.bincount(labels[ring], minlength=count) / ring.sum()
+    out = []
+    for i in range(1, count):
+        x, y, w, h, area = (int(v) for v in stats[i])
+        if area < max(4, _REGION_MIN_SHARE * hgt * wid) or on_ring[i] > _REGION_MAX_BORDER:
+            continue
+        box = (x / scale, y / scale, min(image.width, (x + w) / scale), min(image.height, (y + h) / scale))
+        out.append((box, area / float(w * h), area))
+    out.sort(key=lambda r: r[2], reverse=True)
+    return [(box, fill) for box, fill, _ in out[:max_regions]]

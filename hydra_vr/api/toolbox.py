@@ -146,6 +146,18 @@ class VisionToolbox:
     def find(self, image: Image.Image, name: str) -> list[Detection]:
         """Objects called ``name`` in ``image``, best first, boxes in ``image`` pixels."""
         t0 = time.perf_counter()
+        dets, meta = self.look_for(image, name)
+        self._record("find", {"name": name}, dets, t0, **meta)
+        return dets
+
+    def look_for(self, image: Image.Image, name: str) -> tuple[list[Detection], dict[str, Any]]:
+        """find() without a record of the call: (detections best first, how they were looked for).
+
+        ``meta["unsearchable"]`` marks a name no tool can look for (an empty result says nothing about
+        the scene); ``meta["measured"]`` a search over every pixel (outlines, colour regions: nothing
+        found means none there, unlike a detector's miss); ``meta["mapping"]`` says which tool looked and how. Backends (``describe``) use it
+        to look for what a question asks about without the lookup showing as a call of the program.
+        """
         key = _normalize_name(name)
         if not key:
             raise ValueError("find() needs a non-empty object name")
@@ -166,15 +178,19 @@ class VisionToolbox:
             map_name = getattr(detector, "map_name", None)  # closed-set detectors: can it look for this name at all?
             if map_name is not None and not map_name(name):
                 kinds = shape_ops.shape_kinds(name) if self.config.shapes else ()
+                colours = color_ops.region_colors(name)
                 if kinds:  # no class, but an outline to look for: measured shapes, labelled as such
                     dets, meta["mapping"] = self._outlines(image, name, kinds)
+                    meta["measured"] = True
+                elif colours:  # a name that is only a colour ("yellow", "red thing"): regions of that colour
+                    dets, meta["mapping"] = self._color_regions(image, name, colours)
+                    meta["measured"] = True
                 else:
                     meta["unsearchable"] = True  # an empty result says nothing about the scene
             if not dets and meta.get("mapping"):
                 log.info("find(%r): %s", name, meta["mapping"])
         dets.sort(key=lambda d: d.score, reverse=True)
-        self._record("find", {"name": name}, dets, t0, **meta)
-        return dets
+        return dets, meta
 
     def _outlines(self, image: Image.Image, name: str, kinds: tuple[str, ...]) -> tuple[list[Detection], str]:
         """find() by outline for a name the detector has no class for; returns (detections, how)."""
@@ -186,6 +202,11 @@ class VisionToolbox:
             dets = [d for d, crop in zip(dets, crops) if all(color_ops.has_color(crop, w, foreground=True)[0] for w in wanted)]
             how += f", kept those whose pixels are {' and '.join(wanted)}"
         return dets, how
+
+    def _color_regions(self, image: Image.Image, name: str, colours: tuple[str, ...]) -> tuple[list[Detection], str]:
+        """find() of a bare colour name: connected regions of pixels of that colour (each colour asked for)."""
+        dets = [Detection(Box(*box), c, fill, "colors", query=name) for c in colours for box, fill in color_ops.color_regions(image, c)]
+        return dets, f"{name!r} names only a colour; looked for regions of {' or '.join(colours)} pixels (not the backdrop)"
 
     def read_text(self, image: Image.Image) -> list[TextRegion]:
         t0 = time.perf_counter()

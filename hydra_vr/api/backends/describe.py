@@ -15,7 +15,7 @@ import re
 
 from PIL import Image
 
-from hydra_vr.answer_types import expected_type
+from hydra_vr.answer_types import asked_presence, expected_type
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api.backends.coco import CocoNameMapper
@@ -107,7 +107,20 @@ class DescribeVQA:
             faces = len(tb.backend("faces").detect_faces(image))
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces,
-                "shapes": self._shapes(image, question), "question": question}
+                "shapes": self._shapes(image, question), "search": self._search(image, question), "question": question}
+
+    def _search(self, image: Image.Image, question: str) -> dict | None:
+        """For a presence question ("is there a yellow shape?"), the search for what it asks about:
+        what find() returns for it, stated first, so an answer of "yes" must contradict a count of 0."""
+        asked = asked_presence(question)
+        if asked is None:
+            return None
+        dets, meta = self.ctx.toolbox.look_for(image, asked.thing)
+        if meta.get("unsearchable"):
+            return None  # no tool can look for it: a count of 0 would be no evidence
+        found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
+        return {"name": asked.thing, "count": len(dets), "found": found, "how": meta.get("mapping"),
+                "negated": asked.negated, "where": asked.where, "measured": bool(meta.get("measured"))}
 
     def _shapes(self, image: Image.Image, question: str) -> list[dict] | None:
         """Outlines measured in the pixels, when the question names a shape or a round thing ("what is
@@ -135,7 +148,7 @@ class DescribeVQA:
             msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
             for ex in load_examples("describe")["examples"]:
                 f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
-                     "faces": None, "shapes": None} | ex["findings"]
+                     "faces": None, "shapes": None, "search": None} | ex["findings"]
                 spec = expected_type(ex["question"])
                 msgs += [ChatMessage("user", render_prompt("vqa_describe_user", **f, question=ex["question"], expected=spec.describe())),
                          ChatMessage("assistant", json.dumps({"answer": str(ex["answer"])}))]
@@ -151,6 +164,16 @@ class DescribeVQA:
         spec = expected_type(question)
         findings = self.describe(image, question)
         user = render_prompt("vqa_describe_user", **findings, expected=spec.describe())
+        search = findings["search"]
+        # A presence question the tools searched: their result decides, not the LLM (the 1.5B said "yes"
+        # beside "0 found"), where it is evidence: something found (unless the question places it: "on
+        # the table?"), or nothing found by a search over every pixel. A detector's miss (small boats far
+        # off, a bicycle cut by the frame) is left to the LLM, which sees the count.
+        decisive = search is not None and ((search["count"] > 0 and not search["where"]) or
+                                           (search["count"] == 0 and search["measured"]))
+        if decisive and spec.kind == "yesno":
+            present = search["count"] > 0
+            return Answer(text="yes" if present != search["negated"] else "no", source="describe:search", evidence=user)
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
                           max_tokens=self.max_tokens, retries=self.retries)
         # No fitting answer after the re-ask: return what was said; the loop's checks refuse it.
