@@ -202,10 +202,12 @@ def test_vipergpt_grounding_falls_back_to_the_first_name_the_detector_finds(embe
     assert 100 < x1 < x2 < 480 and y1 < y2  # the cup, not the whole photo
 
 
-def test_expression_names_try_two_word_names_first_and_skip_colours_and_positions():
+def test_expression_names_try_two_word_names_first_and_colours_last_and_skip_positions():
     from hydra_vr.agent.roles import expression_names
 
-    assert expression_names("the man in the beige coat") == ["man", "coat"]
+    # colours come last, as regions of that colour ("region": "orange" alone is the detector's fruit)
+    assert expression_names("the man in the beige coat") == ["man", "coat", "beige region"]
+    assert expression_names("the big orange flower") == ["flower", "orange region"]
     # the outline adjective comes last, with its noun: find() looks for that by shape
     assert expression_names("the round traffic sign on the left") == ["traffic sign", "traffic", "sign", "round traffic sign"]
     assert expression_names("the round patch on her chest") == ["patch", "chest", "round patch"]

@@ -145,7 +145,8 @@ _OUTLINE_WORDS = frozenset({"round", "circular", "square", "triangular", "rectan
 
 def expression_names(query: str) -> list[str]:
     """Candidate object names in a referring expression, in order: two-word names first ("traffic
-    sign"), then single words ("the man in the beige coat" -> man, coat)."""
+    sign"), then single words ("the man in the beige coat" -> man, coat), then outlines and colours
+    ("round patch", "beige region")."""
     words = re.findall(r"[a-z]+", query.lower().replace("'s ", " "))
     keep = [w not in _NOT_NAMES and len(w) > 1 for w in words]
     pairs = [f"{a} {b}" for (a, b), k1, k2 in zip(zip(words, words[1:]), keep, keep[1:]) if k1 and k2]
@@ -156,7 +157,10 @@ def expression_names(query: str) -> list[str]:
             noun = list(itertools.takewhile(lambda j: keep[j], range(i + 1, len(words))))
             if noun:
                 outlined.append(" ".join([w, *(words[j] for j in noun)]))
-    return list(dict.fromkeys(pairs + [w for w, k in zip(words, keep) if k] + outlined)) or ["object"]
+    # last of all, its colours: "the big orange flower" -> "orange region" (find() looks for regions of
+    # that colour; "region" keeps "orange" from meaning the fruit)
+    coloured = [f"{w} region" for w in words if w in COLOR_WORDS]
+    return list(dict.fromkeys(pairs + [w for w, k in zip(words, keep) if k] + outlined + coloured)) or ["object"]
 
 
 def fallback_program(query: str, task: Task) -> str:

@@ -310,8 +310,9 @@ def region_colors(name: str) -> tuple[str, ...]:
 
 
 def color_regions(image: Image.Image, color: str, *, max_regions: int = 20) -> list[tuple[tuple[float, float, float, float], float]]:
-    """Connected regions of pixels named ``color``: ``[(box [x1, y1, x2, y2] in image pixels, fill), ...]``,
-    largest first; ``fill`` is the share of the box the region covers (a solid thing scores near 1).
+    """Connected regions of pixels named ``color``: ``[(box [x1, y1, x2, y2] in image pixels, share), ...]``,
+    largest first; ``share`` is the region's share of all the pixels of that colour in the regions kept
+    (the big orange flower holds most of a photo's orange; a speck almost none).
 
     What runs along most of the image border is the backdrop (the page of a diagram, a wall), never a
     thing; an opening first drops one-pixel rims (a red shape's anti-aliased edge reads pink).
@@ -337,6 +338,7 @@ def color_regions(image: Image.Image, color: str, *, max_regions: int = 20) -> l
         if area < max(4, _REGION_MIN_SHARE * hgt * wid) or on_ring[i] > _REGION_MAX_BORDER:
             continue
         box = (x / scale, y / scale, min(image.width, (x + w) / scale), min(image.height, (y + h) / scale))
-        out.append((box, area / float(w * h), area))
-    out.sort(key=lambda r: r[2], reverse=True)
-    return [(box, fill) for box, fill, _ in out[:max_regions]]
+        out.append((box, area))
+    out.sort(key=lambda r: r[1], reverse=True)
+    total = float(sum(area for _, area in out)) or 1.0
+    return [(box, area / total) for box, area in out[:max_regions]]
