@@ -2,9 +2,11 @@
 
     python benchmarks/bench_shapes.py [--images 150]
 
-No LLM, no detector. Two parts:
+No LLM, no detector. Three parts:
 - easy-VQA test images whose shape the questions give away ("what is the red shape?" -> triangle,
   "does the image contain a circle?" -> yes): is the best-fitting outline of the right kind?
+- easy-VQA shapes cropped to their colour region, as a program's find("blue")[0] hands them over:
+  the outline runs along the patch's edge and is measured as a silhouette;
 - the sample photos: how many circles each yields (false circles in busy scenes are what a count of
   "wheels" would suffer from) and the best IoU with the labelled round things of
   benchmarks/real_photos/questions.jsonl (coins, the round patch, the wheels, the round sign).
@@ -61,6 +63,40 @@ def easy_vqa(n: int) -> None:
             print(f"  {want} -> {said}: {k}")
 
 
+def crops(n: int) -> None:
+    """The shape of a patch cropped to it, as a program gets it ("what is the blue shape?" ->
+    find("blue")[0].simple_query(...)): the question's colour region, cropped, measured alone."""
+    from hydra_vr.api.colors import color_regions, is_color_name
+    from hydra_vr.datasets.easyvqa import easy_vqa_data_dir
+
+    data = easy_vqa_data_dir() / "test"
+    asked: dict[int, tuple[str, str]] = {}
+    for question, answer, image_id in json.loads((data / "questions.json").read_text()):
+        colour = [w for w in re.findall(r"[a-z]+", question) if is_color_name(w)]
+        if answer in SHAPE_KINDS and question.startswith("what is the") and colour:
+            asked.setdefault(image_id, (colour[0], answer))
+    outcome: Counter[str] = Counter()
+    ms = []
+    for i in sorted(asked)[:n]:
+        colour, kind = asked[i]
+        img = Image.open(data / "images" / f"{i}.png").convert("RGB")
+        regions = color_regions(img, colour)
+        if not regions:
+            outcome["no region"] += 1
+            continue
+        crop = img.crop(tuple(round(v) for v in regions[0][0]))
+        t0 = time.perf_counter()
+        hits = find_shapes(crop, cropped=True)
+        ms.append((time.perf_counter() - t0) * 1000)
+        said = hits[0].kind if hits else "none"
+        outcome["right" if said == kind else "none" if said == "none" else "wrong"] += 1
+    done = outcome["right"] + outcome["wrong"] + outcome["none"]
+    print(f"\neasy-VQA test, {sum(outcome.values())} 'what is the <colour> shape?' images, the shape's colour region cropped:")
+    print(f"  right {outcome['right']} ({100 * outcome['right'] / max(done, 1):.1f}% of {done} crops), wrong {outcome['wrong']}, "
+          f"nothing found {outcome['none']}; no region of that colour {outcome['no region']} (CSS brown reads red, teal blue); "
+          f"median {statistics.median(ms or [0]):.1f} ms per crop")
+
+
 def photos() -> None:
     from hydra_vr.assets import SampleImageError, resolve_image, sample_names
 
@@ -85,6 +121,7 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=150, help="easy-VQA images with a known shape")
     args = parser.parse_args()
     easy_vqa(args.images)
+    crops(args.images)
     photos()
 
 

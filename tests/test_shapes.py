@@ -149,3 +149,62 @@ def test_describe_reads_a_patch_cropped_to_its_object_by_its_foreground(embedded
     crop = page.crop(tuple(box.to_list(None)))
     assert d.describe(crop, "What is the color of the triangle?")["subject_colors"][0].startswith("red")
     assert d.describe(page, "What is the color of the triangle?")["subject_colors"][0].startswith("red")
+
+
+def _small_page() -> Image.Image:
+    # three shapes drawn at 4x and shrunk to diagram size (anti-aliased rims, as on easy-VQA pages)
+    big = Image.new("RGB", (480, 160), (240, 235, 250))
+    draw = ImageDraw.Draw(big)
+    draw.ellipse((20, 20, 140, 140), fill=(30, 60, 220))
+    draw.polygon([(180, 140), (300, 140), (240, 30)], fill=(220, 20, 20))
+    draw.rectangle((340, 30, 460, 120), fill=(30, 160, 40))
+    return big.resize((120, 40), Image.LANCZOS)
+
+
+def test_a_patch_cropped_to_its_shape_is_named_by_its_silhouette(Patch) -> None:
+    # find("blue")[0] hands over a crop whose outline runs along its edge, where no contour closes
+    from hydra_vr.api.types import is_object_crop
+
+    page = _small_page()
+    for colour, kind in (("blue", "circle"), ("red", "triangle"), ("green", "rectangle")):
+        patch = Patch(page).find(colour)[0]
+        crop = patch.cropped_image
+        assert is_object_crop(crop)
+        assert [h.kind for h in shape_ops.find_shapes(crop)] == [kind], colour
+        assert [p.label for p in patch.find("shape")] == [kind], colour  # find() on the patch says so too
+    # the whole page is no object's crop: an empty or one-coloured image is not a rectangle
+    assert shape_ops.find_shapes(Image.new("RGB", (120, 80), (255, 255, 255)), cropped=True) == [
+        shape_ops.ShapeHit(Box(0, 0, 120, 80), "rectangle", 0.5)]
+    assert shape_ops.find_shapes(Image.new("RGB", (120, 80), (255, 255, 255))) == []
+
+
+def test_easy_vqa_shapes_cropped_to_their_colour_are_named_right() -> None:
+    from hydra_vr.api.colors import color_regions, is_color_name
+    from hydra_vr.datasets.easyvqa import easy_vqa_data_dir
+
+    data = easy_vqa_data_dir() / "test"
+    asked = {}
+    for question, answer, image_id in json.loads((data / "questions.json").read_text()):
+        colour = [w for w in question.split() if is_color_name(w)]
+        if answer in shape_ops.SHAPE_KINDS and question.startswith("what is the") and colour:
+            asked.setdefault(image_id, (colour[0], answer))
+    right = total = 0
+    for i in sorted(asked)[:80]:
+        img = Image.open(data / "images" / f"{i}.png").convert("RGB")
+        regions = color_regions(img, asked[i][0])
+        if regions:  # none for CSS "brown" (it reads red) and "teal" (blue)
+            hits = shape_ops.find_shapes(img.crop(tuple(round(v) for v in regions[0][0])), cropped=True)
+            right += bool(hits) and hits[0].kind == asked[i][1]
+            total += 1
+    assert total >= 60 and right / total >= 0.93, (right, total)  # 96.9% of 288 in bench_shapes.py
+
+
+def test_crops_sent_from_the_sandbox_are_marked_as_object_crops(embedded_toolbox) -> None:
+    from hydra_vr.sandbox import Sandbox
+
+    page = _small_page()
+    with Sandbox(embedded_toolbox, timeout_s=20) as sb:
+        res = sb.run("final_answer = [p.find('shape')[0].label if p.find('shape') else None "
+                     "for p in ImagePatch(image).find('red') + ImagePatch(image).find('green')]", page)
+    assert res.ok, res.error
+    assert res.final_answer == ["triangle", "rectangle"]

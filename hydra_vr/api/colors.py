@@ -98,6 +98,11 @@ def _pixel_names(hsv: np.ndarray) -> np.ndarray:
     return idx
 
 
+def pixel_names(rgb: np.ndarray) -> np.ndarray:
+    """Index into BASE_COLORS of each pixel of an HxWx3 uint8 RGB array."""
+    return _pixel_names(np.asarray(Image.fromarray(rgb).convert("HSV"), dtype=np.float32) / 255.0)
+
+
 CENTER = "center"  # every pixel of the patch, the centre weighing more
 FOREGROUND = "foreground"  # only the pixels of the object's mask
 
@@ -326,7 +331,7 @@ def color_regions(image: Image.Image, color: str, *, max_regions: int = 20) -> l
         img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.BILINEAR)
     hsv = np.asarray(img.convert("HSV"), dtype=np.float32) / 255.0
     mask = (_pixel_names(hsv) == BASE_COLORS.index(canon)).astype(np.uint8)
-    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3)))
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     hgt, wid = mask.shape
     ring = np.zeros((hgt, wid), bool)

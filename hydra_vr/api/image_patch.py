@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from hydra_vr.api.types import Box
+from hydra_vr.api.types import Box, mark_object_crop
 
 if TYPE_CHECKING:
     from hydra_vr.api.toolbox import VisionToolbox
@@ -143,6 +143,8 @@ class ImagePatch:
             self._crop = self.original_image.crop(
                 (int(self.x1), int(self.y1), int(round(self.x2)), int(round(self.y2)))
             )
+            if self._is_object():
+                mark_object_crop(self._crop)
         return self._crop
 
     def _box(self) -> Box:

@@ -20,7 +20,8 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from hydra_vr.api.types import Box
+from hydra_vr.api import colors as color_ops
+from hydra_vr.api.types import Box, is_object_crop
 
 SHAPE_KINDS = ("circle", "triangle", "rectangle")
 
@@ -132,11 +133,74 @@ def _right_angles(quad: np.ndarray, tolerance: float = 0.25) -> bool:
     return True
 
 
+def _only_rims(mask: np.ndarray, side: int) -> bool:
+    """True when ``mask`` holds nothing thicker than ``side`` pixels (anti-aliased rims, not a shape)."""
+    kernel = np.ones((side + 1, side + 1), np.uint8)
+    # outside the patch counts as empty: by default erosion takes it as full and keeps rims along the edge
+    opened = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, kernel, borderType=cv2.BORDER_CONSTANT, borderValue=0)
+    return not opened.any()
+
+
+def _silhouette(image: Image.Image, kinds: tuple[str, ...]) -> list[ShapeHit]:
+    """The outline of a patch cropped to its object (a ``find()`` result), whose edge runs along the
+    patch's edge where no contour closes: the object's colour is the main one of its colour-contrast
+    mask (as for its colours), its silhouette every pixel of that colour, and its kind the outline
+    that fits the silhouette best (filled share of the smallest enclosing circle, triangle, rectangle).
+    Only for a silhouette touching at least three sides of the patch. A patch of one colour all over is
+    a rectangle filling the patch."""
+    rgb = np.asarray(image.convert("RGB"))
+    h, w = rgb.shape[:2]
+    if min(h, w) < 4:
+        return []
+    up = max(1.0, 64 / min(h, w))  # a 10-px crop of a diagram: room for the mask's border strip
+    rgb = cv2.resize(rgb, (round(w * up), round(h * up)), interpolation=cv2.INTER_NEAREST)
+    names = color_ops.pixel_names(rgb)
+    main = np.bincount(names.ravel()).argmax()
+    if (names == main).mean() >= 0.6 and _only_rims(names != main, side=math.ceil(up)):
+        # one colour all over but for rims one pixel thin (anti-aliasing): a rectangle filling
+        # the patch; a page with a small shape on it is mostly one colour too, but the shape is thick
+        return [ShapeHit(Box(0, 0, w, h), "rectangle", 0.5)] if "rectangle" in kinds else []
+    inner = color_ops.foreground_mask(rgb)  # leaves out the border strip, where the object's edge is
+    if inner.mean() < 0.05:
+        return []
+    subject = np.bincount(names[inner]).argmax()  # the object's colour; all its pixels are the silhouette
+    mask = (names == subject).astype(np.float32)
+    # Enlarged pixels are blocks: a blur as wide as one original pixel turns the steps back into the edge.
+    mask = cv2.GaussianBlur(mask, (0, 0), sigmaX=max(0.5, up / 2)) > 0.5
+    contours, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    if not contours:
+        return []
+    c = max(contours, key=cv2.contourArea)  # the object, not a speck of its colour
+    area = cv2.contourArea(c)
+    if not 0.05 * mask.size <= area <= 0.9 * mask.size:
+        return []  # a speck, or the page itself (a shape cut by the page's edge leaves the page a notch)
+    # How well each kind's smallest enclosing outline fits the silhouette (a circle fills pi/4 of its
+    # rectangle and 0.60 of its triangle; each kind fills about all of its own): the best fit names it.
+    (_, _), radius = cv2.minEnclosingCircle(c)
+    (_, (rw, rh), _) = cv2.minAreaRect(c)
+    tri_area, _ = cv2.minEnclosingTriangle(c)
+    fits = {"circle": area / (math.pi * radius * radius + 1e-9), "rectangle": area / (rw * rh + 1e-9),
+            "triangle": area / (float(tri_area) + 1e-9)}
+    # A small circle's pixel steps fill up to 0.89 of its rectangle (easy-VQA crops): a rectangle must fill more.
+    fits["rectangle"] = fits["rectangle"] if fits["rectangle"] >= 0.9 else 0.0
+    kind = max(kinds, key=lambda k: fits[k])
+    if fits[kind] < 0.75:
+        return []
+    x, y, bw, bh = cv2.boundingRect(c)
+    hh, ww = mask.shape
+    if (x <= 1) + (y <= 1) + (x + bw >= ww - 1) + (y + bh >= hh - 1) < 3:
+        return []  # not cropped to it: the outline search above already had its whole edge to go by
+    return [ShapeHit(Box(x / up, y / up, (x + bw) / up, (y + bh) / up).clip(w, h), kind, min(1.0, fits[kind]))]
+
+
 def find_shapes(image: Image.Image, kinds: tuple[str, ...] = SHAPE_KINDS, *, perfectness: float = 0.85,
-                max_results: int = 40) -> list[ShapeHit]:
+                max_results: int = 40, cropped: bool | None = None) -> list[ShapeHit]:
     """Outlines of the given kinds in ``image``, best fit first, boxes in ``image`` pixels.
 
     Small images (diagrams) are enlarged first so that edges and the Hough radius range have room.
+    When none is found in a patch cropped to its object (``cropped``; by default, whether the image is
+    marked so, :func:`hydra_vr.api.types.is_object_crop`), its silhouette is measured instead
+    (:func:`_silhouette`): the object's outline runs along the patch edge.
     """
     unknown = set(kinds) - set(SHAPE_KINDS)
     if unknown:
@@ -170,6 +234,8 @@ def find_shapes(image: Image.Image, kinds: tuple[str, ...] = SHAPE_KINDS, *, per
         if not any(o.kind == hit.kind and hit.box.intersection(o.box) > 0.8 * hit.box.area for o in outer):
             outer.append(hit)
     kept = [k for k in kept if k in outer]
+    if not kept and (is_object_crop(image) if cropped is None else cropped):
+        return _silhouette(image, kinds)
     w, h = image.size  # a circle cut by the frame keeps the part inside it
     return [ShapeHit(Box(s.box.x1 / scale, s.box.y1 / scale, s.box.x2 / scale, s.box.y2 / scale).clip(w, h), s.kind, s.score)
             for s in kept[:max_results]]

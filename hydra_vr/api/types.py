@@ -9,6 +9,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# Key in a PIL image's ``info`` marking a patch cropped to an object (an ImagePatch smaller than the
+# image): its outline runs along the patch edge, which tools measuring outlines must know.
+OBJECT_CROP = "hydra_vr.object_crop"
+
+
+def mark_object_crop(image: Any) -> Any:
+    """Mark ``image`` (a PIL image) as the crop of one object's box; returns it."""
+    image.info[OBJECT_CROP] = True
+    return image
+
+
+def is_object_crop(image: Any) -> bool:
+    return bool(getattr(image, "info", {}).get(OBJECT_CROP))
+
 
 @dataclass(frozen=True)
 class Box:
