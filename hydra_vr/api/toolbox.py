@@ -288,6 +288,8 @@ class VisionToolbox:
             reading = color_ops.read_colors(image, foreground=foreground)
             best = color_ops.match_color(reading, options)
             meta["evidence"] = color_ops.evidence(reading)
+        elif self.config.shapes and (shaped := self._shape_option(image, options)) is not None:
+            best, meta["evidence"] = shaped
         elif self.has("matcher"):
             scores = self.backend("matcher").match([image], list(options))[0]
             best = options[int(np.argmax(scores))]
@@ -297,6 +299,19 @@ class VisionToolbox:
             best = _closest_option(ans.text, options)
         self._record("best_text_match", {"options": list(options)}, best, t0, **meta)
         return best
+
+    @staticmethod
+    def _shape_option(image: Image.Image, options: Sequence[str]) -> tuple[str, str] | None:
+        """Options that are each one shape kind ("circle", "triangle", "square"): the kind of the best
+        outline measured in the patch (its silhouette for an object's crop); None when none is found."""
+        kinds = [shape_ops.shape_kinds(o) for o in options]
+        if not all(len(k) == 1 for k in kinds):
+            return None
+        hits = shape_ops.find_shapes(image, tuple(dict.fromkeys(k[0] for k in kinds)))
+        if not hits:
+            return None
+        best = next(o for o, k in zip(options, kinds) if k[0] == hits[0].kind)
+        return best, f"outline measured: {hits[0].kind} (fit {hits[0].score:.2f})"
 
     def best_image_match(self, images: Sequence[Image.Image], text: str) -> int:
         """Index of the image that best matches ``text``."""
