@@ -196,6 +196,16 @@ def miscount(answer: str, question: str, finds: Sequence[tuple[str, int]]) -> st
     return None
 
 
+def yesno_word(text: Any) -> str | None:
+    """"yes" / "no" for a reply that starts with one ("No, there is none." -> no), else None."""
+    words = _words(clean(text))
+    if words and words[0] in _YES:
+        return "yes"
+    if words and words[0] in _NO:
+        return "no"
+    return None
+
+
 def _asks_who_or_where(question: str) -> bool:
     return bool(re.match(r"\s*(who|whom|whose|where)\b", question, re.I))
 
@@ -251,11 +261,7 @@ class AnswerSpec:
             return None
         words = _words(s)
         if self.kind == "yesno":
-            if words and words[0] in _YES:
-                return "yes"
-            if words and words[0] in _NO:
-                return "no"
-            return None
+            return yesno_word(s)
         if self.kind == "choice":
             hit = _match_option(s, self.options)
             return s if hit is not None and self.keep_words else hit

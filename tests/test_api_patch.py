@@ -67,6 +67,9 @@ def test_helpers(image):
     assert get_patch_closest_to_anchor_object([b, c], a) is b
     assert get_patch_farthest_from_anchor_object([b, c], a) is c
     assert bool_to_yesno(True) == "yes" and bool_to_yesno(False) == "no"
+    # the 1.5B writes bool_to_yesno(simple_query("Is there a triangle?")): "no" is a truthy string
+    assert bool_to_yesno("no") == "no" and bool_to_yesno("No, there is none.") == "no" and bool_to_yesno("Yes") == "yes"
+    assert bool_to_yesno("green") == "yes" and bool_to_yesno("") == "no" and bool_to_yesno([]) == "no"
     assert coerce_to_numeric("3 dogs") == 3
     assert coerce_to_numeric("1,000 people") == 1000
     assert coerce_to_numeric("two") == 2

@@ -9,6 +9,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from hydra_vr.answer_types import yesno_word
 from hydra_vr.api.image_patch import ImagePatch
 from hydra_vr.api.types import Box
 
@@ -64,6 +65,10 @@ def bool_to_yesno(bool_answer: bool) -> str:
     Example:
         >>> answer = bool_to_yesno(image_patch.exists("dog"))
     """
+    if isinstance(bool_answer, str):  # bool_to_yesno(simple_query(...)): the string "no" is truthy
+        said = yesno_word(bool_answer)
+        if said is not None:
+            return said
     return "yes" if bool_answer else "no"
 
 
