@@ -110,14 +110,17 @@ class DescribeVQA:
                 "shapes": self._shapes(image, question), "search": self._search(image, question), "question": question}
 
     def _search(self, image: Image.Image, question: str) -> dict | None:
-        """For a presence question ("is there a yellow shape?"), the search for what it asks about:
-        what find() returns for it, stated first, so an answer of "yes" must contradict a count of 0."""
+        """For a presence question ("is there a yellow shape?"), the search for what it asks about, where
+        it is evidence: what find() returned (stated first in the findings), or that a search over every
+        pixel (outlines, colour regions) found none. None otherwise."""
         asked = asked_presence(question)
         if asked is None:
             return None
         dets, meta = self.ctx.toolbox.look_for(image, asked.thing)
-        if meta.get("unsearchable"):
-            return None  # no tool can look for it: a count of 0 would be no evidence
+        if meta.get("unsearchable") or (not dets and not meta.get("measured")):
+            # no tool can look for it, or the detector missed it: NanoDet missed both the bicycle cut by
+            # the frame and the small boats of the labelled photos, and "0 found" turned the LLM to "no"
+            return None
         found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
         return {"name": asked.thing, "count": len(dets), "found": found, "how": meta.get("mapping"),
                 "negated": asked.negated, "where": asked.where, "measured": bool(meta.get("measured"))}
@@ -167,10 +170,8 @@ class DescribeVQA:
         search = findings["search"]
         # A presence question the tools searched: their result decides, not the LLM (the 1.5B said "yes"
         # beside "0 found"), where it is evidence: something found (unless the question places it: "on
-        # the table?"), or nothing found by a search over every pixel. A detector's miss (small boats far
-        # off, a bicycle cut by the frame) is left to the LLM, which sees the count.
-        decisive = search is not None and ((search["count"] > 0 and not search["where"]) or
-                                           (search["count"] == 0 and search["measured"]))
+        # the table?"), or nothing found by a search over every pixel. A detector's miss is no search.
+        decisive = search is not None and (search["count"] == 0 or not search["where"])
         if decisive and spec.kind == "yesno":
             present = search["count"] > 0
             return Answer(text="yes" if present != search["negated"] else "no", source="describe:search", evidence=user)
