@@ -19,6 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from PIL import Image
+
 from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import AnswerSpec, is_failure_answer, miscount
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
@@ -88,7 +90,7 @@ def run_step(
             gave_up = True  # the fallback program (no find) runs instead of more rewrites
             break
         program = runner.run(code, image_path)
-        missing = _no_box(program) if needs_box and program.ok else None
+        missing = (_no_box(program) or _whole_image_on_nothing(program, image_path)) if needs_box and program.ok else None
         if missing:
             attempts.append(Attempt(code, False, "no_box", missing))
             error = missing
@@ -110,7 +112,8 @@ def run_step(
         if program.ok:
             break
         error = program.feedback()
-    if (program is None or not program.ok or gave_up or needs_box and _no_box(program)) and fallback_code is not None:
+    no_box = needs_box and program is not None and (_no_box(program) or _whole_image_on_nothing(program, image_path))
+    if (program is None or not program.ok or gave_up or no_box) and fallback_code is not None:
         program = runner.run(fallback_code, image_path)
         attempts.append(Attempt(fallback_code, program.ok, program.error_kind, program.error, fallback=True))
     if program is None:  # every attempt repeated an earlier step and there is no fallback
@@ -118,6 +121,8 @@ def run_step(
     observation = textualize_step(program, program.calls)
     guess, note = typed_guess(program, spec) if spec is not None and task == "vqa" else (None, None)
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
+    if task == "grounding" and _whole_image_on_nothing(program, image_path):
+        boxes = []  # the whole image after every find came back empty grounds nothing: the episode goes on
     return StepOutcome(attempts, program, observation, guess, note, boxes)
 
 
@@ -168,6 +173,24 @@ def _no_box(program: Any) -> str | None:
     said = repr(program.final_answer)[:80] if program.has_final_answer else "nothing"
     return (f"final_answer must be the ImagePatch of the object the expression names (for example "
             f"final_answer = people[0]), not {said}")
+
+
+def _whole_image_on_nothing(program: Any, image_path: str | None) -> str | None:
+    """Why a grounding program's box is no answer, or None: it is the whole image, returned because every
+    find() came back empty ("the big orange flower": find("flower") has no class, the program's else)."""
+    boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
+    finds = [c for c in program.calls if c.tool == "find"]
+    if len(boxes) != 1 or not finds or any(c.result for c in finds) or not image_path:
+        return None
+    with Image.open(image_path) as img:  # reads the header only
+        width, height = img.size
+    x1, y1, x2, y2 = boxes[0]
+    if x1 > 1 or y1 > 1 or x2 < width - 1 or y2 < height - 1:
+        return None
+    names = ", ".join(repr(c.args.get("name")) for c in finds)
+    return (f"final_answer is the whole image because find({names}) found nothing: that grounds nothing. "
+            "Find what the expression names by another name a tool can look for (a detector class, a shape, "
+            "a colour such as 'orange region'), then pick among those patches")
 
 
 def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]:
