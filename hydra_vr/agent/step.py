@@ -74,6 +74,7 @@ def run_step(
     """
     attempts: list[Attempt] = []
     code, error, program = "", "", None
+    size = image_size(image_path) if task == "grounding" and image_path else None
     blind: dict[str, str] = {}  # names find() cannot look for, learnt from this step's attempts -> why
     gave_up = False
     for attempt in range(max_retries + 1):
@@ -90,7 +91,7 @@ def run_step(
             gave_up = True  # the fallback program (no find) runs instead of more rewrites
             break
         program = runner.run(code, image_path)
-        missing = (_no_box(program) or _whole_image_on_nothing(program, image_path)) if needs_box and program.ok else None
+        missing = (_no_box(program) or _whole_image_on_nothing(program, size)) if needs_box and program.ok else None
         if missing:
             attempts.append(Attempt(code, False, "no_box", missing))
             error = missing
@@ -112,7 +113,7 @@ def run_step(
         if program.ok:
             break
         error = program.feedback()
-    no_box = needs_box and program is not None and (_no_box(program) or _whole_image_on_nothing(program, image_path))
+    no_box = needs_box and program is not None and (_no_box(program) or _whole_image_on_nothing(program, size))
     if (program is None or not program.ok or gave_up or no_box) and fallback_code is not None:
         program = runner.run(fallback_code, image_path)
         attempts.append(Attempt(fallback_code, program.ok, program.error_kind, program.error, fallback=True))
@@ -121,7 +122,7 @@ def run_step(
     observation = textualize_step(program, program.calls)
     guess, note = typed_guess(program, spec) if spec is not None and task == "vqa" else (None, None)
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
-    if task == "grounding" and _whole_image_on_nothing(program, image_path):
+    if size is not None and _whole_image_on_nothing(program, size):
         boxes = []  # the whole image after every find came back empty grounds nothing: the episode goes on
     return StepOutcome(attempts, program, observation, guess, note, boxes)
 
@@ -175,17 +176,22 @@ def _no_box(program: Any) -> str | None:
             f"final_answer = people[0]), not {said}")
 
 
-def _whole_image_on_nothing(program: Any, image_path: str | None) -> str | None:
+def image_size(image_path: str) -> tuple[int, int]:
+    with Image.open(image_path) as img:  # reads the header only
+        return img.size
+
+
+def covers_image(box: Sequence[float], size: tuple[int, int]) -> bool:
+    """True when ``box`` is the whole image of ``size`` (to a pixel)."""
+    return box[0] <= 1 and box[1] <= 1 and box[2] >= size[0] - 1 and box[3] >= size[1] - 1
+
+
+def _whole_image_on_nothing(program: Any, size: tuple[int, int] | None) -> str | None:
     """Why a grounding program's box is no answer, or None: it is the whole image, returned because every
     find() came back empty ("the big orange flower": find("flower") has no class, the program's else)."""
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     finds = [c for c in program.calls if c.tool == "find"]
-    if len(boxes) != 1 or not finds or any(c.result for c in finds) or not image_path:
-        return None
-    with Image.open(image_path) as img:  # reads the header only
-        width, height = img.size
-    x1, y1, x2, y2 = boxes[0]
-    if x1 > 1 or y1 > 1 or x2 < width - 1 or y2 < height - 1:
+    if size is None or len(boxes) != 1 or not finds or any(c.result for c in finds) or not covers_image(boxes[0], size):
         return None
     names = ", ".join(repr(c.args.get("name")) for c in finds)
     return (f"final_answer is the whole image because find({names}) found nothing: that grounds nothing. "

@@ -250,7 +250,7 @@ def standout_colors(image: Image.Image, top_k: int = 3, min_share: float = 0.002
     """
     rgb = _thumbnail(image)
     hgt, wid = rgb.shape[:2]
-    names = _pixel_names(np.asarray(Image.fromarray(rgb).convert("HSV"), dtype=np.float32) / 255.0)
+    names = pixel_names(rgb)
     border = _border(hgt, wid)
     counts = np.bincount(names[border], minlength=len(BASE_COLORS)) / max(int(border.sum()), 1)
     background = np.flatnonzero(counts >= 0.25)  # the border's main colours
@@ -329,8 +329,7 @@ def color_regions(image: Image.Image, color: str, *, max_regions: int = 20) -> l
     scale = min(1.0, _REGION_SIDE / max(img.size))
     if scale < 1.0:
         img = img.resize((max(1, round(img.width * scale)), max(1, round(img.height * scale))), Image.BILINEAR)
-    hsv = np.asarray(img.convert("HSV"), dtype=np.float32) / 255.0
-    mask = (_pixel_names(hsv) == BASE_COLORS.index(canon)).astype(np.uint8)
+    mask = (pixel_names(np.asarray(img)) == BASE_COLORS.index(canon)).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_CROSS, (3, 3)))
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     hgt, wid = mask.shape

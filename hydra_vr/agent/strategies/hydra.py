@@ -11,10 +11,8 @@ import re
 import time
 from typing import TYPE_CHECKING, ClassVar
 
-from PIL import Image
-
 from hydra_vr.agent.roles import Planner, Summarizer, fallback_program
-from hydra_vr.agent.step import result_dict, run_step, unfounded_negative
+from hydra_vr.agent.step import covers_image, image_size, result_dict, run_step, unfounded_negative
 from hydra_vr.agent.strategies.common import fallback_box, typed_fallback
 from hydra_vr.agent.strategy import Episode, StrategyOptions
 from hydra_vr.agent.types import Option, StepTrace
@@ -116,8 +114,7 @@ class HydraStrategy:
                 return
         # Step limit: merge what the steps found.
         if task == "grounding":
-            with Image.open(episode.image_path) as img:  # the header only
-                result.boxes = last_patch_boxes(memory, img.size)
+            result.boxes = last_patch_boxes(memory, image_size(episode.image_path))
             if not result.boxes:
                 result.error = f"no box found before {stop_reason}"
                 fallback_box(ctx, episode, role=self.name)
@@ -189,12 +186,9 @@ def drop_repeats(options: list[Option], history: list[str]) -> list[Option]:
 def last_patch_boxes(memory: StateMemoryBank, size: tuple[int, int] | None = None) -> list[list[float]]:
     """The last patch the steps' programs held; with the image ``size``, never the whole image (every
     program holds ``image_patch``: it grounds nothing, the fallback's names get their turn instead)."""
-    def whole(box: list[float]) -> bool:
-        return size is not None and box[0] <= 1 and box[1] <= 1 and box[2] >= size[0] - 1 and box[3] >= size[1] - 1
-
     for entry in reversed(memory.entries):
         for v in reversed(entry.variables):
             for box in ([v["box"]] if v.get("box") is not None else []) + list(v.get("boxes") or [])[:1]:
-                if not whole(box):
+                if size is None or not covers_image(box, size):
                     return [box]
     return []

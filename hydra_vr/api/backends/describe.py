@@ -122,8 +122,7 @@ class DescribeVQA:
             # the frame and the small boats of the labelled photos, and "0 found" turned the LLM to "no"
             return None
         found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
-        return {"name": asked.thing, "count": len(dets), "found": found, "how": meta.get("mapping"),
-                "negated": asked.negated, "where": asked.where, "measured": bool(meta.get("measured"))}
+        return {"name": asked.thing, "count": len(dets), "found": found, "negated": asked.negated, "where": asked.where}
 
     def _shapes(self, image: Image.Image, question: str) -> list[dict] | None:
         """Outlines measured in the pixels, when the question names a shape or a round thing ("what is
