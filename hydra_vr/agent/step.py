@@ -23,6 +23,7 @@ from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import AnswerSpec, is_failure_answer, miscount
+from hydra_vr.api.placement import pick, placement
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
 from hydra_vr.sandbox.results import ProgramResult
 
@@ -66,11 +67,14 @@ def run_step(
     fallback_code: str | None,
     earlier: Sequence[MemoryEntry] = (),
     needs_box: bool = False,
+    expression: str | None = None,
 ) -> StepOutcome:
     """Write and run a program; retry with the error fed back; then ``fallback_code`` (if any).
 
     ``needs_box``: the step must end with a box (a grounding episode of one program); a program that
     runs but sets no patch as final_answer is retried with that error, then the fallback runs.
+    ``expression``: the referring expression of a grounding episode; where it places its thing ("on the
+    far right") and the program's patch is another of those one find() returned, the placed one is the box.
     """
     attempts: list[Attempt] = []
     code, error, program = "", "", None
@@ -124,6 +128,10 @@ def run_step(
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     if size is not None and _whole_image_on_nothing(program, size):
         boxes = []  # the whole image after every find came back empty grounds nothing: the episode goes on
+    placed = placed_box(program, expression, boxes[0]) if expression and len(boxes) == 1 else None
+    if placed is not None:  # the 1.5B takes people[-1] for "the far right" (find() lists by score)
+        boxes = [placed[0]]
+        observation += f"\nNote: {placed[1]}"
     return StepOutcome(attempts, program, observation, guess, note, boxes)
 
 
@@ -197,6 +205,33 @@ def _whole_image_on_nothing(program: Any, size: tuple[int, int] | None) -> str |
     return (f"final_answer is the whole image because find({names}) found nothing: that grounds nothing. "
             "Find what the expression names by another name a tool can look for (a detector class, a shape, "
             "a colour such as 'orange region'), then pick among those patches")
+
+
+def _same_box(a: Sequence[float], b: Sequence[float], tol: float = 1.5) -> bool:
+    return all(abs(float(u) - float(v)) <= tol for u, v in zip(a, b))
+
+
+def placed_box(program: Any, expression: str, box: Sequence[float]) -> tuple[list[float], str] | None:
+    """(the box, why) when ``expression`` places its thing ("the person on the far right", "the top left
+    coin") and ``box``, the program's answer, is another of the patches one find() on the whole image
+    returned than the one that place picks; None otherwise (no place named, one candidate, or the program's
+    pick agrees). Only finds whose boxes are in the image's own pixels are compared."""
+    where = placement(expression)
+    if where is None:
+        return None
+    for call in reversed(program.calls):
+        if call.tool != "find" or len(call.result or []) < 2:
+            continue
+        found = [d.box.to_list() for d in call.result]
+        if not any(_same_box(box, b) for b in found):
+            continue
+        best = found[pick(found, where)]
+        if _same_box(box, best):
+            return None
+        shown = [round(v) for v in best]
+        return best, (f"the expression says {where.describe()!r}: of the {len(found)} patches find({call.args.get('name')!r}) "
+                      f"returned that is the one at {shown}, not final_answer's {[round(v) for v in box]}; grounded to it")
+    return None
 
 
 def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]:
@@ -295,5 +330,5 @@ class EpisodeState:
         return [runner.run(code, image_path) for code in self.programs]
 
 
-__all__ = ["CodeWriter", "EpisodeState", "ProgramRunner", "StepOutcome", "boxes_of", "repeated_step", "result_dict", "run_step",
+__all__ = ["CodeWriter", "EpisodeState", "ProgramRunner", "StepOutcome", "boxes_of", "placed_box", "repeated_step", "result_dict", "run_step",
            "typed_guess", "unfounded_negative"]

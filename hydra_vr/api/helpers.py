@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from hydra_vr.answer_types import yesno_word
 from hydra_vr.api.image_patch import ImagePatch
+from hydra_vr.api.placement import pick, placement
 from hydra_vr.api.types import Box
 
 _NUMBER_WORDS = {
@@ -32,9 +33,12 @@ def best_image_match(list_patches: list[ImagePatch], content: list[str], return_
         return None
     if len(list_patches) == 1:
         return 0 if return_index else list_patches[0]
-    tools = list_patches[0]._tools()
     text = " ".join(content) if isinstance(content, (list, tuple)) else str(content)
-    idx = tools.best_image_match([p.cropped_image for p in list_patches], text)
+    where = placement(text)
+    if where is not None:  # "on the far right", "the biggest": the boxes say which, not a look at each crop
+        idx = pick([p._box().to_list() for p in list_patches], where)
+    else:
+        idx = list_patches[0]._tools().best_image_match([p.cropped_image for p in list_patches], text)
     return idx if return_index else list_patches[idx]
 
 

@@ -129,7 +129,8 @@ def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: st
         lambda previous, error: reasoner.write(episode.query, instruction, memory.render(), memory.variables_text(),  # type: ignore[attr-defined]
                                                previous_code=previous, error=error),
         task=episode.task, spec=episode.spec, max_retries=ctx.config.max_code_retries,
-        fallback_code=fallback_program(episode.query, episode.task), earlier=memory.entries)
+        fallback_code=fallback_program(episode.query, episode.task), earlier=memory.entries,
+        expression=episode.query if episode.task == "grounding" else None)
 
 
 def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: StateMemoryBank, calls: list | None = None) -> None:

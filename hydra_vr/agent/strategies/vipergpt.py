@@ -35,7 +35,8 @@ class ViperGPTStrategy:
         out = run_step(ctx.runner, episode.image_path,
                        lambda previous, error: reasoner.write_whole_program(episode.query, previous_code=previous, error=error),
                        task=episode.task, spec=episode.spec, max_retries=ctx.config.max_code_retries,
-                       fallback_code=fallback_program(episode.query, episode.task), needs_box=episode.task == "grounding")
+                       fallback_code=fallback_program(episode.query, episode.task), needs_box=episode.task == "grounding",
+                       expression=episode.query if episode.task == "grounding" else None)
         result = episode.result
         if episode.task == "grounding":
             result.boxes = out.boxes

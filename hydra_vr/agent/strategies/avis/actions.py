@@ -17,6 +17,7 @@ from hydra_vr.agent.step import result_dict, run_step
 from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import AnswerSpec, clean, is_failure_answer
 from hydra_vr.api.image_patch import load_image
+from hydra_vr.api.placement import placement
 from hydra_vr.api.types import Box
 from hydra_vr.llm.base import ChatMessage
 from hydra_vr.llm.typed import ask_typed
@@ -102,23 +103,11 @@ def clean_noun(query: str) -> str:
 
 
 def _select_program(expression: str) -> str:
-    """The patch among ``found`` that the expression names by position or size (most confident otherwise)."""
-    words = set(re.findall(r"[a-z]+", expression.lower()))
-    if words & {"left", "leftmost"}:
-        return "sort_patches_left_to_right(found)[0]"
-    if words & {"right", "rightmost"}:
-        return "sort_patches_left_to_right(found)[-1]"
-    if words & {"top", "upper", "above", "highest"}:
-        return "sort_patches_top_to_bottom(found)[0]"
-    if words & {"bottom", "lower", "below", "lowest"}:
-        return "sort_patches_top_to_bottom(found)[-1]"
-    if words & {"middle", "center", "centre"}:
-        return "get_middle_patch(found)"
-    if words & {"big", "bigger", "biggest", "large", "larger", "largest"}:
-        return "max(found, key=lambda p: p.area)"
-    if words & {"small", "smaller", "smallest", "little"}:
-        return "min(found, key=lambda p: p.area)"
-    if words & {"front", "closest", "nearest"}:
+    """The patch among ``found`` that the expression names by place or size (best_image_match reads those
+    from the boxes), by nearness to the camera, or the most confident one."""
+    if placement(expression) is not None:
+        return f"best_image_match(found, [{expression!r}])"
+    if set(re.findall(r"[a-z]+", expression.lower())) & {"front", "closest", "nearest"}:
         return "sort_patches_front_to_back(found)[0]"
     return "found[0]"
 

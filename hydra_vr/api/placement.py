@@ -1,0 +1,103 @@
+"""Which of several boxes a description picks by where it lies or how big it is.
+
+"the person walking on the far right", "the top left coin", "the biggest coin", "the flower at the
+bottom": the words say which one; the boxes' geometry answers, no model. Relations to another thing
+("just left of the rocket", "on top of the roof") and directions ("the hand pointing to the right")
+are not placements of the thing itself and pick nothing here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+_LEFT = {"left", "leftmost"}
+_RIGHT = {"right", "rightmost"}
+_TOP = {"top", "topmost", "upper", "uppermost", "highest"}
+_BOTTOM = {"bottom", "bottommost", "lower", "lowest"}
+_MIDDLE = {"middle", "center", "centre", "central"}
+_BIG = {"big", "bigger", "biggest", "large", "larger", "largest", "huge"}
+_SMALL = {"small", "smaller", "smallest", "little", "tiny"}
+_TALL = {"tall", "taller", "tallest"}
+
+# Another thing's place ("left of the rocket", "on top of the roof"), not this thing's.
+_RELATION = re.compile(
+    r"\b(?:(?:left|right)\s+of|on\s+top\s+of|next\s+to|beside|behind|in\s+front\s+of|above|below|under|underneath|beneath|"
+    r"near|between|closest\s+to|nearest\s+to|farthest\s+from)\b")
+# Clothing and things named with a place word.
+_NAMES = re.compile(r"\b(?:tank|crop|tube|halter)\s+tops?\b|\btop\s+hats?\b")
+# Which way it points or faces: a direction, not a place.
+_DIRECTION = re.compile(
+    r"\b(?:pointing|facing|looking|turned|turning|heading|leaning|moving|going|points|faces|looks)\s+"
+    r"(?:to\s+|towards\s+|toward\s+)?(?:the\s+)?(?:left|right|up|down)\b")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What a description says about where its thing lies among others of its kind.
+
+    ``x``/``y``: the target in the candidates' spread (0 = leftmost/topmost, 1 = rightmost/bottommost,
+    0.5 = middle), None when that axis is not named; ``size``: "big", "small" or "tall" when no place is.
+    """
+
+    x: float | None = None
+    y: float | None = None
+    size: str | None = None
+    words: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return " ".join(self.words)
+
+
+def placement(text: str) -> Placement | None:
+    """The placement ``text`` names, or None ("the man in the black coat": none)."""
+    low = _NAMES.sub(" ", _DIRECTION.sub(" ", text.lower()))
+    if _RELATION.search(low):
+        return None
+    words = re.findall(r"[a-z]+", low)
+    said = [w for w in words if w in _LEFT | _RIGHT | _TOP | _BOTTOM | _MIDDLE]
+    x = 0.0 if _LEFT & set(words) else 1.0 if _RIGHT & set(words) else None
+    y = 0.0 if _TOP & set(words) else 1.0 if _BOTTOM & set(words) else None
+    if (_LEFT & set(words) and _RIGHT & set(words)) or (_TOP & set(words) and _BOTTOM & set(words)):
+        return None  # "from left to right", "top to bottom": no one place
+    if _MIDDLE & set(words):  # "the middle cake", "the middle left window": the axes not named otherwise
+        x = 0.5 if x is None else x
+        y = 0.5 if y is None else y
+    if said:
+        return Placement(x=x, y=y, words=tuple(said))
+    for kind, vocab in (("tall", _TALL), ("big", _BIG), ("small", _SMALL)):
+        hit = [w for w in words if w in vocab]
+        if hit:
+            return Placement(size=kind, words=tuple(hit))
+    return None
+
+
+def pick(boxes: Sequence[Sequence[float]], where: Placement) -> int:
+    """Index of the box ``where`` picks among ``boxes`` (``[x1, y1, x2, y2]`` pixels; at least one)."""
+    if not boxes:
+        raise ValueError("pick() needs at least one box")
+    if where.size is not None:
+        if where.size == "tall":
+            key = [b[3] - b[1] for b in boxes]
+        else:
+            key = [(b[2] - b[0]) * (b[3] - b[1]) for b in boxes]
+        best = max(key) if where.size in {"tall", "big"} else min(key)
+        return key.index(best)
+    cx = [(b[0] + b[2]) / 2 for b in boxes]
+    cy = [(b[1] + b[3]) / 2 for b in boxes]
+
+    def spread(v: list[float], i: int) -> float:  # the centre's place in the candidates' spread, 0..1
+        lo, hi = min(v), max(v)
+        return 0.5 if hi - lo < 1e-6 else (v[i] - lo) / (hi - lo)
+
+    def distance(i: int) -> float:
+        dx = spread(cx, i) - where.x if where.x is not None else 0.0
+        dy = spread(cy, i) - where.y if where.y is not None else 0.0
+        return math.hypot(dx, dy)
+
+    return min(range(len(boxes)), key=distance)
+
+
+__all__ = ["Placement", "pick", "placement"]
