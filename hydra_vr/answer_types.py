@@ -380,8 +380,9 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             continue
         if t in _LEAD_PREPS and not right and k + 1 < len(after) and after[k + 1] != ",":
             continue  # "... at the top or AT the bottom": the option is "bottom" ("on or off" keeps "off")
-        if right and (t in _RIGHT_STOP or len(right) >= 3):
-            break
+        pair = t == "and" and right and right[-1] in COLOR_WORDS and k + 1 < len(after) and after[k + 1] in COLOR_WORDS
+        if right and ((t in _RIGHT_STOP and not pair) or len(right) >= 3):
+            break  # "... or black and white?": two colours joined by "and" are one option
         right.append(t)
     if not right or right == ["not"]:
         return None  # "... or not?" is a yes/no question
@@ -405,6 +406,8 @@ def _named_options(question: str) -> tuple[str, ...] | None:
         if not group:
             break
         items.insert(0, group)
+        while j >= 0 and tokens[j] in _ARTICLES and j > 0 and tokens[j - 1] == ",":
+            j -= 1  # "the bus, THE car or the bike"
         if j < 0 or tokens[j] != ",":
             break
     options = [_strip(w) for w in items] + [_strip(right)]
@@ -432,7 +435,7 @@ def expected_type(question: str, choices: Sequence[str] | None = None) -> Answer
         return AnswerSpec("yesno", ("yes", "no"))
     # "Which is bigger, the bus or the car?" / "Who is taller, A or B?"
     if first in ("which", "who", "what", "where") and re.search(r",.*\bor\b", q):
-        named = _named_options(q)
+        named = _named_options(q.split(",", 1)[1])  # the options follow the comma ("facing, left or right": not "facing")
         if named:
             return AnswerSpec("choice", named)
     return AnswerSpec("open", question=question.strip())
