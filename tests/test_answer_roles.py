@@ -276,6 +276,23 @@ def test_describe_backend_reasks_an_open_question_answered_no(toolbox_with_llm, 
     assert sum(m.role == "assistant" for m in script.messages("describe")[0]) >= 3
 
 
+def test_describe_reasks_unknown_for_a_best_guess(toolbox_with_llm, photo):
+    # "unknown" twice left vipergpt with no answer at all; the re-ask now asks for a best guess,
+    # and a reply that is no answer is still never taken
+    from hydra_vr.api import bind_toolbox
+
+    script = Script(describe=[ans("unknown"), ans("madrid")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    Patch = bind_toolbox(toolbox_with_llm)
+    assert Patch(str(photo("bus"))).simple_query("In which city was this photo taken?") == "madrid"
+    retry = script.messages("describe")[1][-1].content
+    assert "reports a failure" in retry and "best guess" in retry
+    script = Script(describe=[ans("no"), ans("cat")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    Patch(str(photo("chelsea"))).simple_query("Which animal is this?")
+    assert "best guess" not in script.messages("describe")[1][-1].content  # only for a failure report
+
+
 def test_describe_lists_the_named_object_first_with_its_own_colours(toolbox_with_llm, photo):
     from hydra_vr.api.backends.describe import DescribeVQA
     from hydra_vr.api.tools import ToolContext
