@@ -135,3 +135,33 @@ def test_a_grounding_step_takes_the_placed_patch_of_its_find(embedded_toolbox, p
         result = _agent(script, embedded_toolbox, sb, mode=mode, max_steps=1).run(bus, "the man in the black coat", task="grounding")
         assert "grounded to it" not in result.steps[0].feedback
         assert Box(*result.boxes[0]).iou(_gt("bus-g-4")) >= 0.5  # people[-1] is the cut-off person
+
+
+def test_rows_and_columns_of_boxes() -> None:
+    from hydra_vr.api.placement import rows
+
+    assert rows(_GRID) == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert rows(_GRID, columns=True) == [[0, 3, 6], [1, 4, 7], [2, 5, 8]]
+    jittered = [[x, y + (7 if x == 110 else 0), x + 40, y + 40 + (7 if x == 110 else 0)] for x, y, *_ in _GRID]
+    assert [len(r) for r in rows(jittered)] == [3, 3, 3]  # a coin a little lower is still in its row
+    assert rows(_ROW) == [[1, 3, 0, 2]]  # one row, left to right
+    assert rows([]) == []
+
+
+def test_describe_groups_the_coins_into_rows(embedded_toolbox, photo) -> None:
+    # "How many rows of coins are there?" (4) and "How many coins are in the top row?" (6): the 24 circles
+    # found by outline, grouped by height, are stated for the LLM
+    from PIL import Image
+
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.prompts import render_prompt
+
+    d = DescribeVQA(ToolContext(toolbox=embedded_toolbox, llm=None))
+    coins = Image.open(photo("coins")).convert("RGB")
+    findings = d.describe(coins, "How many coins are in the top row?")
+    assert findings["rows"]["counts"] == [6, 6, 6, 6] and findings["rows"]["what"] == "shapes"
+    assert findings["shapes_total"] == 24 and len(findings["shapes"]) == 12  # all are grouped and counted, 12 listed
+    shown = render_prompt("vqa_describe_user", **findings, expected="a number")
+    assert "lie in 4 rows (top to bottom) of 6, 6, 6, 6" in shown and "outline (24; the first 12 listed)" in shown
+    assert d.describe(coins, "How many coins are there?")["rows"] is None  # only when rows are asked about

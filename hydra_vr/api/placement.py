@@ -100,4 +100,26 @@ def pick(boxes: Sequence[Sequence[float]], where: Placement) -> int:
     return min(range(len(boxes)), key=distance)
 
 
-__all__ = ["Placement", "pick", "placement"]
+
+
+def rows(boxes: Sequence[Sequence[float]], *, columns: bool = False) -> list[list[int]]:
+    """Indices of ``boxes`` grouped into rows, top row first, each left to right (``columns``: left
+    column first, each top to bottom). A box starts a new row when its centre lies more than half the
+    boxes' median height below the row's (coins on a tray: 4 rows of 6)."""
+    if not boxes:
+        return []
+    a, b = (0, 2) if columns else (1, 3)  # the axis across rows
+    o1, o2 = (1, 3) if columns else (0, 2)  # the axis along a row
+    centre = [(bx[a] + bx[b]) / 2 for bx in boxes]
+    sizes = sorted(bx[b] - bx[a] for bx in boxes)
+    gap = sizes[len(sizes) // 2] / 2
+    groups: list[list[int]] = []
+    for i in sorted(range(len(boxes)), key=lambda i: centre[i]):
+        if groups and centre[i] - sum(centre[j] for j in groups[-1]) / len(groups[-1]) <= gap:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return [sorted(g, key=lambda i: boxes[i][o1] + boxes[i][o2]) for g in groups]
+
+
+__all__ = ["Placement", "pick", "placement", "rows"]

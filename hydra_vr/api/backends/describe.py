@@ -17,6 +17,7 @@ from PIL import Image
 
 from hydra_vr.answer_types import asked_presence, expected_type
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api import placement as placement_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext
@@ -38,6 +39,21 @@ def _relevant_classes(question: str, mapper: CocoNameMapper) -> set[str]:
 
 _STOPWORDS = {"what", "which", "who", "where", "how", "is", "are", "the", "a", "an", "this", "that", "of", "in", "on",
               "color", "colour", "many", "there", "picture", "image", "photo", "left", "right", "top", "bottom"}
+
+
+_ROWS_QUESTION = re.compile(r"\b(rows?|columns?)\b", re.I)
+
+
+def _rows(question: str, boxes: list[list[int]], what: str) -> dict | None:
+    """For a question about rows or columns ("how many coins are in the top row?"), how the shapes found
+    (else the detections the question names) fall into them: the 1.5B could not group 24 boxes itself."""
+    m = _ROWS_QUESTION.search(question)
+    if m is None or len(boxes) < 2:
+        return None
+    columns = m.group(1).lower().startswith("column")
+    groups = placement_ops.rows(boxes, columns=columns)
+    return {"what": what, "n": len(boxes), "axis": "columns" if columns else "rows",
+            "order": "left to right" if columns else "top to bottom", "counts": [len(g) for g in groups]}
 
 
 class DescribeVQA:
@@ -105,9 +121,12 @@ class DescribeVQA:
         faces = None
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
             faces = len(tb.backend("faces").detect_faces(image))
+        shapes, shape_boxes = self._shapes(image, question)
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces,
-                "shapes": self._shapes(image, question), "search": self._search(image, question), "question": question}
+                "shapes": shapes, "shapes_total": len(shape_boxes),
+                "rows": _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects"), "search": self._search(image, question),
+                "question": question}
 
     def _search(self, image: Image.Image, question: str) -> dict | None:
         """For a presence question ("is there a yellow shape?"), the search for what it asks about, where
@@ -124,23 +143,25 @@ class DescribeVQA:
         found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
         return {"name": asked.thing, "count": len(dets), "found": found, "negated": asked.negated, "where": asked.where}
 
-    def _shapes(self, image: Image.Image, question: str) -> list[dict] | None:
+    def _shapes(self, image: Image.Image, question: str) -> tuple[list[dict] | None, list[list[int]]]:
         """Outlines measured in the pixels, when the question names a shape or a round thing ("what is
-        the red shape?", "how many coins?"): kind, box and the colours inside each (the first few)."""
+        the red shape?", "how many coins?"): kind, box and the colours inside each (the first few), as
+        listed (at most max_objects), and the boxes of all of them."""
         tb = self.ctx.toolbox
         if not tb.config.shapes:
-            return None
+            return None, []
         kinds = tuple(dict.fromkeys(k for w in re.findall(r"[a-z]+", question.lower()) for k in shape_ops.shape_kinds(w)))
         if not kinds:
-            return None
+            return None, []
         out = []
-        for i, hit in enumerate(shape_ops.find_shapes(image, kinds)[: self.max_objects]):
+        hits = shape_ops.find_shapes(image, kinds)
+        for i, hit in enumerate(hits[: self.max_objects]):
             item = {"kind": hit.kind, "box": [int(v) for v in hit.box.to_list(0)], "colors": []}
             if i < 3:
                 crop = image.crop(tuple(item["box"]))
                 item["colors"] = [f"{c.name} {c.fraction:.0%}" for c in tb.colors(crop, foreground=True) if c.fraction >= 0.2]
             out.append(item)
-        return out
+        return out, [[int(v) for v in h.box.to_list(0)] for h in hits]  # all of them: rows group every one
 
     def _shots(self) -> list:
         """System prompt and the YAML few-shot examples as earlier chat turns (a stable, cacheable prefix)."""
@@ -150,7 +171,7 @@ class DescribeVQA:
             msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
             for ex in load_examples("describe")["examples"]:
                 f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
-                     "faces": None, "shapes": None, "search": None} | ex["findings"]
+                     "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None} | ex["findings"]
                 spec = expected_type(ex["question"])
                 msgs += [ChatMessage("user", render_prompt("vqa_describe_user", **f, question=ex["question"], expected=spec.describe())),
                          ChatMessage("assistant", json.dumps({"answer": str(ex["answer"])}))]
