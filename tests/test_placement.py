@@ -165,3 +165,18 @@ def test_describe_groups_the_coins_into_rows(embedded_toolbox, photo) -> None:
     shown = render_prompt("vqa_describe_user", **findings, expected="a number")
     assert "lie in 4 rows (top to bottom) of 6, 6, 6, 6" in shown and "outline (24; the first 12 listed)" in shown
     assert d.describe(coins, "How many coins are there?")["rows"] is None  # only when rows are asked about
+
+
+def test_hydra_step_limit_merge_takes_the_placed_patch_of_a_list() -> None:
+    # HYDRA's merge after the step limit reads the steps' variables; of a list of patches it took the
+    # first (by score); the expression's place now picks
+    from hydra_vr.agent.strategies.hydra import last_patch_boxes
+    from hydra_vr.memory import MemoryEntry, StateMemoryBank
+
+    memory = StateMemoryBank("the bottom right coin")
+    memory.add(MemoryEntry(1, "find the coins", "coins = ImagePatch(image).find('coin')", "24 found",
+                           variables=[{"name": "image_patch", "box": [0, 0, 300, 300]}, {"name": "coins", "boxes": _GRID}]))
+    assert last_patch_boxes(memory, (300, 300), "the bottom right coin") == [_GRID[8]]
+    assert last_patch_boxes(memory, (300, 300), "the top right coin") == [_GRID[2]]
+    assert last_patch_boxes(memory, (300, 300), "a coin") == [_GRID[0]]  # no place: the first, as before
+    assert last_patch_boxes(memory, (300, 300)) == [_GRID[0]]

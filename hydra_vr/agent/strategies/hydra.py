@@ -16,6 +16,7 @@ from hydra_vr.agent.step import covers_image, image_size, result_dict, run_step,
 from hydra_vr.agent.strategies.common import fallback_box, typed_fallback
 from hydra_vr.agent.strategy import Episode, StrategyOptions
 from hydra_vr.agent.types import Option, StepTrace
+from hydra_vr.api.placement import pick, placement
 from hydra_vr.controller.base import REPLAN, ControllerState
 from hydra_vr.llm.wrapper import usage_since, usage_snapshot
 from hydra_vr.memory import MemoryEntry, StateMemoryBank
@@ -114,7 +115,7 @@ class HydraStrategy:
                 return
         # Step limit: merge what the steps found.
         if task == "grounding":
-            result.boxes = last_patch_boxes(memory, image_size(episode.image_path))
+            result.boxes = last_patch_boxes(memory, image_size(episode.image_path), episode.query)
             if not result.boxes:
                 result.error = f"no box found before {stop_reason}"
                 fallback_box(ctx, episode, role=self.name)
@@ -184,12 +185,17 @@ def drop_repeats(options: list[Option], history: list[str]) -> list[Option]:
     return [Option(o.instruction, o.probability / total) for o in kept]
 
 
-def last_patch_boxes(memory: StateMemoryBank, size: tuple[int, int] | None = None) -> list[list[float]]:
+def last_patch_boxes(memory: StateMemoryBank, size: tuple[int, int] | None = None, expression: str = "") -> list[list[float]]:
     """The last patch the steps' programs held; with the image ``size``, never the whole image (every
-    program holds ``image_patch``: it grounds nothing, the fallback's names get their turn instead)."""
+    program holds ``image_patch``: it grounds nothing, the fallback's names get their turn instead).
+    Of a list of patches, the one ``expression`` places ("the top left coin"), else the first."""
+    where = placement(expression)
     for entry in reversed(memory.entries):
         for v in reversed(entry.variables):
-            for box in ([v["box"]] if v.get("box") is not None else []) + list(v.get("boxes") or [])[:1]:
+            listed = [b for b in (v.get("boxes") or []) if size is None or not covers_image(b, size)]
+            if listed and where is not None:
+                listed = [listed[pick(listed, where)]]
+            for box in ([v["box"]] if v.get("box") is not None else []) + listed[:1]:
                 if size is None or not covers_image(box, size):
                     return [box]
     return []
