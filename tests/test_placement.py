@@ -165,6 +165,8 @@ def test_describe_groups_the_coins_into_rows(embedded_toolbox, photo) -> None:
     shown = render_prompt("vqa_describe_user", **findings, expected="a number")
     assert "lie in 4 rows (top to bottom) of 6, 6, 6, 6" in shown and "outline (24; the first 12 listed)" in shown
     assert d.describe(coins, "How many coins are there?")["rows"] is None  # only when rows are asked about
+    assert d.describe(coins, "Which row has the biggest coin?")["rows"]["counts"] == [6, 6, 6, 6]
+    assert d.describe(coins, "What color are the columns of coins?")["rows"] is None  # a colour, not a grouping
 
 
 def test_hydra_step_limit_merge_takes_the_placed_patch_of_a_list() -> None:

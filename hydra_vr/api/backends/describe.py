@@ -48,8 +48,8 @@ def _rows(question: str, boxes: list[list[int]], what: str) -> dict | None:
     """For a question about rows or columns ("how many coins are in the top row?"), how the shapes found
     (else the detections the question names) fall into them: the 1.5B could not group 24 boxes itself."""
     m = _ROWS_QUESTION.search(question)
-    if m is None or len(boxes) < 2:
-        return None
+    if m is None or len(boxes) < 2 or not (expected_type(question).kind == "number" or re.search(r"\b(which|what)\s+(row|column)", question, re.I)):
+        return None  # "what color are the columns of the building?" asks about no grouping
     columns = m.group(1).lower().startswith("column")
     groups = placement_ops.rows(boxes, columns=columns)
     return {"what": what, "n": len(boxes), "axis": "columns" if columns else "rows",
