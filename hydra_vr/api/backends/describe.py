@@ -48,7 +48,9 @@ def _rows(question: str, boxes: list[list[int]], what: str) -> dict | None:
     """For a question about rows or columns ("how many coins are in the top row?"), how the shapes found
     (else the detections the question names) fall into them: the 1.5B could not group 24 boxes itself."""
     m = _ROWS_QUESTION.search(question)
-    if m is None or len(boxes) < 2 or not (expected_type(question).kind == "number" or re.search(r"\b(which|what)\s+(row|column)", question, re.I)):
+    if m is None or len(boxes) < 2:
+        return None
+    if expected_type(question).kind != "number" and not re.search(r"\b(which|what)\s+(row|column)", question, re.I):
         return None  # "what color are the columns of the building?" asks about no grouping
     columns = m.group(1).lower().startswith("column")
     groups = placement_ops.rows(boxes, columns=columns)
@@ -122,11 +124,11 @@ class DescribeVQA:
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
             faces = len(tb.backend("faces").detect_faces(image))
         shapes, shape_boxes = self._shapes(image, question)
+        rows = _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects")
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces,
-                "shapes": shapes, "shapes_total": len(shape_boxes),
-                "rows": _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects"), "search": self._search(image, question),
-                "question": question}
+                "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows,
+                "search": self._search(image, question), "question": question}
 
     def _search(self, image: Image.Image, question: str) -> dict | None:
         """For a presence question ("is there a yellow shape?"), the search for what it asks about, where
