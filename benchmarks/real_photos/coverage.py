@@ -9,6 +9,11 @@ for shapes and round things), as ``find`` itself says (its ``unsearchable`` mark
 best IoU of any box found for the searchable names: an oracle that
 always picks the right box. Expressions where no name is searchable fail for lack of a model
 whatever the agent does; the rest bound what a perfect loop could reach with these tools.
+
+For expressions that place their thing ("the top left coin", "the person on the far right", "the
+biggest coin"; ``hydra_vr.api.placement``) it also scores the box that place picks among the first
+name's results (as the grounding fallback and ``best_image_match`` do): how close the choice by
+geometry alone comes to the oracle.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ def main() -> None:
     from PIL import Image
 
     from hydra_vr.agent.roles import expression_names
+    from hydra_vr.api.placement import pick, placement
     from hydra_vr.api.toolbox import VisionToolbox
     from hydra_vr.assets import resolve_image
     from hydra_vr.config import load_config
@@ -41,6 +47,7 @@ def main() -> None:
     rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if "box" in r]
     verdicts: Counter[str] = Counter()
+    placed: list[tuple[float, float]] = []  # (IoU of the placed pick, oracle IoU) per expression naming a place
     for row in rows:
         image = Image.open(resolve_image(row["image"])).convert("RGB")
         with tb.recording() as calls:  # find() says itself when it cannot look for a name
@@ -57,8 +64,15 @@ def main() -> None:
         verdict = ("no searchable name" if not usable else
                    "found (oracle IoU >= 0.5)" if best >= 0.5 else "searchable, no box overlaps")
         verdicts[verdict] += 1
+        where, pick_iou = placement(row["question"]), None
+        first = next((c for c in calls if c.result), None)
+        if where is not None and first is not None:
+            boxes = [d.box.to_list() for d in first.result]
+            pick_iou = box_iou(boxes[pick(boxes, where)], row["box"])
+            placed.append((pick_iou, best))
         if args.show:
-            print(f"{row['id']:<18} {row['question'][:42]:<42} {verdict:<28} IoU {best:4.2f} "
+            shown = f" placed {pick_iou:4.2f}" if pick_iou is not None else ""
+            print(f"{row['id']:<18} {row['question'][:42]:<42} {verdict:<28} IoU {best:4.2f}{shown} "
                   f"{best_name or '-':<10} searchable: {', '.join(usable) or '-'}")
     n = len(rows)
     print(f"\n{n} grounding expressions ({args.questions.name}), tools of config {args.config!r}:")
@@ -66,6 +80,8 @@ def main() -> None:
         print(f"  {verdict:<28} {verdicts[verdict]:3d}  ({100 * verdicts[verdict] / n:.1f}%)")
     print(f"ceiling of Acc@0.5 with these tools and a perfect choice among their boxes: "
           f"{100 * verdicts['found (oracle IoU >= 0.5)'] / n:.1f}%")
+    print(f"expressions that name a place or size and find something: {len(placed)}; the place picks a box "
+          f"with IoU >= 0.5 in {sum(p >= 0.5 for p, _ in placed)} (the oracle: {sum(o >= 0.5 for _, o in placed)})")
 
 
 if __name__ == "__main__":
