@@ -57,12 +57,13 @@ def placement(text: str) -> Placement | None:
     if _RELATION.search(low):
         return None
     words = re.findall(r"[a-z]+", low)
-    said = [w for w in words if w in _LEFT | _RIGHT | _TOP | _BOTTOM | _MIDDLE]
-    x = 0.0 if _LEFT & set(words) else 1.0 if _RIGHT & set(words) else None
-    y = 0.0 if _TOP & set(words) else 1.0 if _BOTTOM & set(words) else None
-    if (_LEFT & set(words) and _RIGHT & set(words)) or (_TOP & set(words) and _BOTTOM & set(words)):
+    present = set(words)
+    if (_LEFT & present and _RIGHT & present) or (_TOP & present and _BOTTOM & present):
         return None  # "from left to right", "top to bottom": no one place
-    if _MIDDLE & set(words):  # "the middle cake", "the middle left window": the axes not named otherwise
+    said = [w for w in words if w in _LEFT | _RIGHT | _TOP | _BOTTOM | _MIDDLE]
+    x = 0.0 if _LEFT & present else 1.0 if _RIGHT & present else None
+    y = 0.0 if _TOP & present else 1.0 if _BOTTOM & present else None
+    if _MIDDLE & present:  # "the middle cake", "the middle left window": the axes not named otherwise
         x = 0.5 if x is None else x
         y = 0.5 if y is None else y
     if said:
@@ -85,21 +86,20 @@ def pick(boxes: Sequence[Sequence[float]], where: Placement) -> int:
             key = [(b[2] - b[0]) * (b[3] - b[1]) for b in boxes]
         best = max(key) if where.size in {"tall", "big"} else min(key)
         return key.index(best)
-    cx = [(b[0] + b[2]) / 2 for b in boxes]
-    cy = [(b[1] + b[3]) / 2 for b in boxes]
 
-    def spread(v: list[float], i: int) -> float:  # the centre's place in the candidates' spread, 0..1
-        lo, hi = min(v), max(v)
-        return 0.5 if hi - lo < 1e-6 else (v[i] - lo) / (hi - lo)
+    def spread(centres: list[float]) -> list[float]:  # each centre's place in the candidates' spread, 0..1
+        lo, hi = min(centres), max(centres)
+        return [0.5 if hi - lo < 1e-6 else (c - lo) / (hi - lo) for c in centres]
+
+    nx = spread([(b[0] + b[2]) / 2 for b in boxes])
+    ny = spread([(b[1] + b[3]) / 2 for b in boxes])
 
     def distance(i: int) -> float:
-        dx = spread(cx, i) - where.x if where.x is not None else 0.0
-        dy = spread(cy, i) - where.y if where.y is not None else 0.0
+        dx = nx[i] - where.x if where.x is not None else 0.0
+        dy = ny[i] - where.y if where.y is not None else 0.0
         return math.hypot(dx, dy)
 
     return min(range(len(boxes)), key=distance)
-
-
 
 
 def rows(boxes: Sequence[Sequence[float]], *, columns: bool = False) -> list[list[int]]:

@@ -190,12 +190,15 @@ def last_patch_boxes(memory: StateMemoryBank, size: tuple[int, int] | None = Non
     program holds ``image_patch``: it grounds nothing, the fallback's names get their turn instead).
     Of a list of patches, the one ``expression`` places ("the top left coin"), else the first."""
     where = placement(expression)
+
+    def grounds(box: list[float]) -> bool:
+        return size is None or not covers_image(box, size)
+
     for entry in reversed(memory.entries):
         for v in reversed(entry.variables):
-            listed = [b for b in (v.get("boxes") or []) if size is None or not covers_image(b, size)]
-            if listed and where is not None:
-                listed = [listed[pick(listed, where)]]
-            for box in ([v["box"]] if v.get("box") is not None else []) + listed[:1]:
-                if size is None or not covers_image(box, size):
-                    return [box]
+            if v.get("box") is not None and grounds(v["box"]):
+                return [v["box"]]
+            listed = [b for b in (v.get("boxes") or []) if grounds(b)]
+            if listed:
+                return [listed[pick(listed, where)] if where is not None else listed[0]]
     return []
