@@ -210,6 +210,23 @@ def _asks_who_or_where(question: str) -> bool:
     return bool(re.match(r"\s*(who|whom|whose|where)\b", question, re.I))
 
 
+# A question that asks to read text out ("what does the sign say?", "what is written on it?") may take a
+# long answer; any other open question takes a short one.
+_READS = re.compile(r"\b(say|says|said|read|reads|spell|spells|quote)\b|^\s*what\s+(is|are)\s+(written|printed|typed)\b"
+                    r"|^\s*what\s+((is|are)\s+(the\s+)?)?(text|words?|letters?|sentence|title|headline|caption|message)\b", re.I)
+_MAX_SHORT_WORDS = 6
+
+
+def asks_to_read(question: str) -> bool:
+    """True when the question asks for text read off the image, not for a short name."""
+    return bool(_READS.search(question))
+
+
+def _too_long(words: list[str], question: str) -> bool:
+    # a 16-word OCR dump returned for "What language is written on the bus?" names no language
+    return bool(question) and len(words) > _MAX_SHORT_WORDS and not asks_to_read(question)
+
+
 def is_failure_answer(text: Any) -> bool:
     """True for text that reports a failure instead of answering ("no bus found", "unknown", an error...)."""
     s = clean(text)
@@ -283,6 +300,8 @@ class AnswerSpec:
             return None
         if _asks_who_or_where(self.question) and re.fullmatch(r"[\d.,\s]+", s):
             return None  # "Who is the bald man?" -> "2" names no one
+        if _too_long(words, self.question):
+            return None
         return None if repeats_question(s, self.question) else s
 
     def check(self, answer: Any) -> str | None:
@@ -298,6 +317,9 @@ class AnswerSpec:
             return f"{s!r} is a yes/no answer, but the question is open: name the thing asked about."
         if self.kind == "open" and _asks_who_or_where(self.question) and re.fullmatch(r"[\d.,\s]+", s):
             return f"{s!r} is a number, but the question asks {self.question.split()[0].lower()}: name a person, a thing or a place"
+        if self.kind == "open" and _too_long(_words(s), self.question):
+            return (f"{s[:60]!r}... is a long text of {len(_words(s))} words, but the question asks for a name or a short "
+                    "phrase, not for the text read off the image: say what it asks in one to three words")
         if self.kind == "open" and repeats_question(s, self.question):
             return (f"{s!r} only repeats what the question is about; answer what it asks about it "
                     "(a name, a thing, a place), not its subject")

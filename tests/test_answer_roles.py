@@ -276,21 +276,30 @@ def test_describe_backend_reasks_an_open_question_answered_no(toolbox_with_llm, 
     assert sum(m.role == "assistant" for m in script.messages("describe")[0]) >= 3
 
 
-def test_describe_reasks_unknown_for_a_best_guess(toolbox_with_llm, photo):
-    # "unknown" twice left vipergpt with no answer at all; the re-ask now asks for a best guess,
-    # and a reply that is no answer is still never taken
+def test_describe_reasks_unknown_for_ranked_guesses(toolbox_with_llm, photo):
+    # "unknown" twice left vipergpt with no answer at all; the re-ask now asks for a ranked list of
+    # guesses under a schema of that list, and takes the first that is an answer
     from hydra_vr.api import bind_toolbox
 
-    script = Script(describe=[ans("unknown"), ans("madrid")])
+    guesses = json.dumps({"guesses": ["unknown", "madrid", "seville"]})
+    script = Script(describe=[ans("unknown"), guesses])
     toolbox_with_llm.holder["llm"] = script.chat
     Patch = bind_toolbox(toolbox_with_llm)
     assert Patch(str(photo("bus"))).simple_query("In which city was this photo taken?") == "madrid"
     retry = script.messages("describe")[1][-1].content
-    assert "reports a failure" in retry and "best guess" in retry
+    assert "reports a failure" in retry and "best guesses" in retry
+    schema = script.calls("describe")[1].json_schema
+    assert schema["properties"]["guesses"]["maxItems"] == 3 and schema["required"] == ["guesses"]
+    # a list of nothing but failures is still no answer: the reply is returned for the loop to refuse
+    script = Script(describe=[ans("unknown"), json.dumps({"guesses": ["unknown", "none", "not sure"]})])
+    toolbox_with_llm.holder["llm"] = script.chat
+    assert Patch(str(photo("bus"))).simple_query("In which city was this photo taken?") == "unknown"
+    # an ill-typed reply that is no failure report is re-asked for one answer, with the reason
     script = Script(describe=[ans("no"), ans("cat")])
     toolbox_with_llm.holder["llm"] = script.chat
     Patch(str(photo("chelsea"))).simple_query("Which animal is this?")
-    assert "best guess" not in script.messages("describe")[1][-1].content  # only for a failure report
+    assert "best guesses" not in script.messages("describe")[1][-1].content
+    assert "guesses" not in json.dumps(script.calls("describe")[1].json_schema or {})
 
 
 def test_describe_lists_the_named_object_first_with_its_own_colours(toolbox_with_llm, photo):

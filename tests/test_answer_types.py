@@ -205,3 +205,33 @@ def test_a_count_of_another_thing_the_question_names_is_refused(question, answer
     assert (why is not None) == refused, why
     if refused:
         assert why.startswith(f"{answer!r} is how many find({finds[-1][0]!r}) returned, but the question counts")
+
+
+_OCR_DUMP = "IMOONE M15OL/SEUILLA MADRID EMT Un minihus electrico sres plan prndvete MEMID ST cero emisiones"
+
+
+@pytest.mark.parametrize(
+    "question, reads",
+    [
+        ("What is written on the paper?", True),
+        ("What words are written in big white letters on the side of the bus?", True),
+        ("What does the sign say?", True),
+        ("What is the title at the top of the page?", True),
+        ("What does the label on the bottle read?", True),
+        ("What language is written on the bus?", False),  # a language, not the text
+        ("What destination is shown on the sign above the windshield?", False),
+        ("Which company builds this rocket?", False),
+        ("What is the woman holding?", False),
+    ],
+)
+def test_questions_that_ask_to_read_text_out(question, reads):
+    from hydra_vr.answer_types import asks_to_read
+
+    assert asks_to_read(question) is reads
+    spec = expected_type(question)
+    # a long text answers only a question that asks to read it (an OCR dump named no language)
+    assert (spec.coerce(_OCR_DUMP) is not None) is reads
+    if not reads:
+        why = spec.check(_OCR_DUMP)
+        assert "long text" in why and "one to three words" in why
+        assert spec.coerce("spanish") == "spanish"  # a short answer to the same question fits

@@ -17,6 +17,7 @@ from PIL import Image
 
 from hydra_vr.answer_types import asked_presence, expected_type
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api import garments as garment_ops
 from hydra_vr.api import placement as placement_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api.backends.coco import CocoNameMapper
@@ -26,7 +27,10 @@ from hydra_vr.prompts import load_examples, render_prompt
 
 log = logging.getLogger(__name__)
 
-_TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|letter|sign|number|brand|name|title|label|logo)\b", re.I)
+# Questions whose answer is often written in the photo: text itself, and the place, language or maker a
+# sign or a logo names ("In which city was this photo taken?" on a bus that reads MADRID).
+_TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|letter|sign|number|brand|name|title|label|logo|"
+                            r"city|town|country|language|company|maker|manufacturer|airline|team)\b", re.I)
 _PEOPLE_QUESTION = re.compile(r"\b(face|faces|person|people|man|woman|boy|girl|child|who)\b", re.I)
 
 
@@ -60,10 +64,12 @@ def _rows(question: str, boxes: list[list[int]], what: str) -> dict | None:
 
 class DescribeVQA:
     """Options: max_objects, classifier_top_k, ocr ("auto": only for questions about text, "always", "never"),
-    relevant_colors (how many of the objects the question names get their own measured colours)."""
+    relevant_colors (how many of the objects the question names get their own measured colours),
+    worn_people (for a question about clothing, how many people get the garments classified on the
+    body part it asks about)."""
 
     def __init__(self, ctx: ToolContext, *, max_objects: int = 12, classifier_top_k: int = 3, ocr: str = "auto",
-                 max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1) -> None:
+                 max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1, worn_people: int = 3) -> None:
         if ocr not in {"auto", "always", "never"}:
             raise ValueError("describe: ocr must be 'auto', 'always' or 'never'")
         self.ctx = ctx
@@ -73,6 +79,7 @@ class DescribeVQA:
         self.max_tokens = max_tokens
         self.relevant_colors = relevant_colors
         self.retries = retries
+        self.worn_people = worn_people
         self._mapper = CocoNameMapper()
         self._prefix: list | None = None
 
@@ -123,10 +130,11 @@ class DescribeVQA:
         faces = None
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
             faces = len(tb.backend("faces").detect_faces(image))
+        worn = self._worn(image, question, [d for d in dets if d.label == "person"])
         shapes, shape_boxes = self._shapes(image, question)
         rows = _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects")
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
-                "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces,
+                "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows,
                 "search": self._search(image, question), "question": question}
 
@@ -144,6 +152,43 @@ class DescribeVQA:
             return None
         found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
         return {"name": asked.thing, "count": len(dets), "found": found, "negated": asked.negated, "where": asked.where}
+
+    def _worn(self, image: Image.Image, question: str, people: list) -> dict | None:
+        """For a question about clothing ("what is she wearing on her head?"), the classifier's garment
+        classes on that body part of each person (the placed one first, else by detector score), and
+        for a colour question that part's colours. None when the question names no garment."""
+        part = garment_ops.worn_part(question)
+        tb = self.ctx.toolbox
+        largest = max((d.box.area for d in people), default=0.0)
+        people = [d for d in people if d.box.area >= 0.15 * largest]  # a sliver at the edge shows no garment
+        if part is None or not people or self.worn_people <= 0 or not tb.has("classifier"):
+            return None
+        where = placement_ops.placement(question)
+        if where is not None and len(people) > 1:
+            first = placement_ops.pick([d.box.to_list(0) for d in people], where)
+            people = [people[first], *people[:first], *people[first + 1:]]
+        faces = [f.box.to_list(0) for f in tb.backend("faces").detect_faces(image)] if tb.has("faces") else []
+        items, crops = [], []
+        for d in people[: self.worn_people]:
+            person = d.box.to_list(0)
+            box = garment_ops.part_box(person, part, garment_ops.face_of(person, faces), image.size)
+            if box is not None:
+                items.append({"person": [int(v) for v in person], "box": box})
+                crops.append(image.crop(tuple(box)))
+        if not items:
+            return None
+        color = expected_type(question).kind == "color"
+        for item, guesses, crop in zip(items, tb.backend("classifier").classify(crops, top_k=1000), crops):
+            named: dict[str, str] = {}
+            for g in guesses:  # best first; a garment worn elsewhere ("Windsor tie" on a face crop) is skipped
+                name = garment_ops.garment(g.label, part)
+                if g.score < 0.02 or len(named) == 2:
+                    break
+                if name is not None and name not in named:
+                    named[name] = f"{name} {g.score:.2f}" if name == g.label.lower() else f"{name} ({g.label}) {g.score:.2f}"
+            item["garments"] = list(named.values())
+            item["colors"] = [f"{c.name} {c.fraction:.0%}" for c in tb.colors(crop, foreground=True) if c.fraction >= 0.05] if color else []
+        return {"part": part, "people": items, "colors": color}
 
     def _shapes(self, image: Image.Image, question: str) -> tuple[list[dict] | None, list[list[int]]]:
         """Outlines measured in the pixels, when the question names a shape or a round thing ("what is
@@ -173,7 +218,7 @@ class DescribeVQA:
             msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
             for ex in load_examples("describe")["examples"]:
                 f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
-                     "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None} | ex["findings"]
+                     "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None, "worn": None} | ex["findings"]
                 spec = expected_type(ex["question"])
                 msgs += [ChatMessage("user", render_prompt("vqa_describe_user", **f, question=ex["question"], expected=spec.describe())),
                          ChatMessage("assistant", json.dumps({"answer": str(ex["answer"])}))]

@@ -1,0 +1,119 @@
+"""What a person wears, by body part: plain geometry over a person's box (and face), no model.
+
+No offline detector has a class for a coat, a hat or sunglasses, but the ImageNet classifier has
+about sixty garment classes ("fur coat", "sombrero", "sunglasses", "Windsor tie"). Asked about the
+whole photo it names the scene; asked about the right part of one person (the head for a hat, the
+face for glasses, the body below the face for a coat) it names what is worn there. This module says
+which part a question asks about and where that part lies in a person's box; the describe backend
+classifies the crop and keeps the garment classes of that part.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+Box = Sequence[float]
+
+# ImageNet-1k class (timm's first synonym) -> (the part it is worn on, the plain word people use)
+GARMENTS: dict[str, tuple[str, str]] = {
+    "sombrero": ("head", "hat"), "cowboy hat": ("head", "cowboy hat"), "bonnet": ("head", "bonnet"),
+    "bearskin": ("head", "hat"), "mortarboard": ("head", "graduation cap"), "crash helmet": ("head", "helmet"),
+    "football helmet": ("head", "helmet"), "pickelhaube": ("head", "helmet"), "bathing cap": ("head", "cap"),
+    "shower cap": ("head", "cap"), "wig": ("head", "wig"),
+    "sunglass": ("face", "sunglasses"), "sunglasses": ("face", "sunglasses"), "mask": ("face", "mask"),
+    "ski mask": ("face", "ski mask"), "gasmask": ("face", "gas mask"), "oxygen mask": ("face", "oxygen mask"),
+    "Windsor tie": ("neck", "tie"), "bow tie": ("neck", "bow tie"), "bolo tie": ("neck", "bolo tie"),
+    "stole": ("neck", "scarf"), "neck brace": ("neck", "neck brace"),
+    "fur coat": ("body", "fur coat"), "trench coat": ("body", "trench coat"), "lab coat": ("body", "lab coat"),
+    "suit": ("body", "suit"), "military uniform": ("body", "military uniform"), "jersey": ("body", "jersey"),
+    "sweatshirt": ("body", "sweatshirt"), "cardigan": ("body", "cardigan"), "kimono": ("body", "kimono"),
+    "abaya": ("body", "abaya"), "academic gown": ("body", "gown"), "gown": ("body", "gown"),
+    "cloak": ("body", "cloak"), "poncho": ("body", "poncho"), "apron": ("body", "apron"),
+    "bulletproof vest": ("body", "vest"), "vestment": ("body", "vestment"), "pajama": ("body", "pajamas"),
+    "breastplate": ("body", "armor"), "cuirass": ("body", "armor"), "chain mail": ("body", "chain mail"),
+    "bikini": ("body", "bikini"), "maillot": ("body", "swimsuit"), "brassiere": ("body", "bra"),
+    "jean": ("legs", "jeans"), "miniskirt": ("legs", "skirt"), "overskirt": ("legs", "skirt"),
+    "hoopskirt": ("legs", "skirt"), "swimming trunks": ("legs", "swimming trunks"), "knee pad": ("legs", "knee pads"),
+    "sock": ("feet", "socks"), "running shoe": ("feet", "sneakers"), "sandal": ("feet", "sandals"),
+    "clog": ("feet", "clogs"), "cowboy boot": ("feet", "boots"), "Loafer": ("feet", "shoes"),
+}
+
+_HIS = r"(his|her|their|its|the|a|one's)"
+# The first part whose words the question uses wins: "wearing on his face" asks the face even when it
+# says "the man in the black coat".
+_PART_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((part, re.compile(p, re.I)) for part, p in (
+    ("head", rf"\bon {_HIS} heads?\b|\b(hats?|caps?|helmets?|headwear|headgear|wigs?|hoods?|bonnets?|hair)\b"),
+    ("face", rf"\bon {_HIS} (faces?|eyes|nose)\b|\b(glasses|sunglasses|shades|spectacles|goggles|masks?)\b"),
+    ("neck", rf"\b(around|on|at) {_HIS} necks?\b|\b(ties?|neckties?|bow ?ties?|scarf|scarves)\b"),
+    ("feet", rf"\bon {_HIS} feet\b|\b(shoes?|boots?|sneakers|sandals?|footwear|socks?|slippers)\b"),
+    ("legs", rf"\bon {_HIS} legs\b|\b(pants|trousers|jeans|skirts?|shorts)\b"),
+    ("body", r"\b(coats?|jackets?|shirts?|t-shirts?|suits?|uniforms?|dress|dresses|outfits?|clothes|clothing|"
+             r"sweaters?|vests?|gowns?|robes?|blouses?|hoodies?|garments?)\b"),
+))
+_WEARING = re.compile(r"\b(wear|wears|wearing|worn|dressed|has on|have on|put on)\b", re.I)
+
+
+def worn_part(question: str) -> str | None:
+    """The body part a question about clothing asks about ("What is she wearing on her head?" -> head;
+    hair counts as the head's), "body" for what someone wears in general, None for a question about
+    no garment."""
+    for part, pattern in _PART_WORDS:
+        if pattern.search(question):
+            return part
+    return "body" if _WEARING.search(question) else None
+
+
+def garment(label: str, part: str) -> str | None:
+    """The plain word for an ImageNet class worn on ``part`` ("sombrero", "head" -> "hat"), else None."""
+    hit = GARMENTS.get(label)
+    return hit[1] if hit is not None and hit[0] == part else None
+
+
+def face_of(person: Box, faces: Sequence[Box]) -> Box | None:
+    """The largest face whose centre lies in the upper half of ``person``'s box, if any."""
+    x1, y1, x2, y2 = person[:4]
+    inside = [f for f in faces if x1 <= (f[0] + f[2]) / 2 <= x2 and y1 <= (f[1] + f[3]) / 2 <= y1 + 0.5 * (y2 - y1)]
+    return max(inside, key=lambda f: (f[2] - f[0]) * (f[3] - f[1]), default=None)
+
+
+@dataclass(frozen=True)
+class _Span:  # a part's box as shares of a reference box: (left, top, right, bottom)
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+
+
+# Around the face (its width and height as units): a hat sits above it, a tie below it.
+_FROM_FACE = {"head": _Span(-0.3, -0.9, 1.3, 0.3), "face": _Span(-0.1, -0.05, 1.1, 1.05), "neck": _Span(-0.3, 0.9, 1.3, 2.0)}
+# In the person's box, for a standing person seen whole or cut at the waist.
+_FROM_PERSON = {"head": _Span(0.2, 0.0, 0.8, 0.18), "face": _Span(0.25, 0.04, 0.75, 0.17), "neck": _Span(0.2, 0.14, 0.8, 0.28),
+                "body": _Span(0.0, 0.15, 1.0, 0.55), "legs": _Span(0.0, 0.5, 1.0, 0.9), "feet": _Span(0.0, 0.85, 1.0, 1.0)}
+
+
+def part_box(person: Box, part: str, face: Box | None, size: tuple[int, int]) -> list[int] | None:
+    """Where ``part`` lies for the person in ``person`` (whose face is ``face``, if found), clipped to
+    the image ``size`` (width, height); None when it is under 8 pixels on a side."""
+    px1, py1, px2, py2 = person[:4]
+    if face is not None and part in _FROM_FACE:
+        fx1, fy1, fx2, fy2 = face[:4]
+        s, ref = _FROM_FACE[part], (fx1, fy1, fx2 - fx1, fy2 - fy1)
+    elif face is not None and part == "body":  # from below the face down to the waist
+        return _clip([px1, face[3], px2, face[3] + 0.55 * (py2 - face[3])], size)
+    else:
+        s, ref = _FROM_PERSON[part], (px1, py1, px2 - px1, py2 - py1)
+    x, y, w, h = ref
+    return _clip([x + s.x1 * w, y + s.y1 * h, x + s.x2 * w, y + s.y2 * h], size)
+
+
+def _clip(box: list[float], size: tuple[int, int]) -> list[int] | None:
+    x1, y1 = max(0, round(box[0])), max(0, round(box[1]))
+    x2, y2 = min(size[0], round(box[2])), min(size[1], round(box[3]))
+    return [x1, y1, x2, y2] if x2 - x1 >= 8 and y2 - y1 >= 8 else None
+
+
+PARTS = tuple(part for part, _ in _PART_WORDS)
+
+__all__ = ["GARMENTS", "PARTS", "face_of", "garment", "part_box", "worn_part"]
