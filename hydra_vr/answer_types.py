@@ -62,6 +62,10 @@ _FAILURE_PATTERNS = [
     r"^\(?(the )?llm('s)? (own )?knowledge\b",
     r"^there (is|are) no\b",
 ]
+# The words the 1.5B says instead of an answer ("unknown" three times when asked for three guesses): a
+# backend that can keeps a best-guess reply off them (``typed.guesses_schema``).
+NO_ANSWER_WORDS = ("unknown", "none", "nothing", "not", "unsure", "n/a")
+
 _FAILURE = re.compile("|".join(f"(?:{p})" for p in _FAILURE_PATTERNS), re.I)
 
 
@@ -472,5 +476,5 @@ def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
     return None
 
 
-__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "best_typed", "clean", "counted_thing", "expected_type",
+__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "NO_ANSWER_WORDS", "best_typed", "clean", "counted_thing", "expected_type",
            "is_failure_answer", "miscount", "repeats_question"]

@@ -110,3 +110,66 @@ def test_garment_colours_and_the_placed_person_first(describe, photo):
     assert first["colors"][0].split()[0] in ("gray", "white")
     # a question about no garment adds nothing
     assert describe.describe(image, "Who is the bald man?")["worn"] is None
+
+
+@pytest.mark.parametrize("text, told", [
+    ("the man in the black coat", ("body", ("black",))),
+    ("the man with gray hair", ("head", ("gray",))),
+    ("the woman in the orange suit", ("body", ("orange",))),
+    ("the man in the beige coat", ("body", ("brown",))),  # beige reads brown in the pixels
+    ("the girl in pink", ("body", ("pink",))),
+    ("the boy dressed in all black", ("body", ("black",))),
+    ("the red motorcycle", None),
+    ("the blue bus", None),
+    ("a dog in a red collar", None),
+    ("the woman in uniform", None),  # a garment, but no colour
+])
+def test_descriptions_that_tell_a_person_by_the_colour_they_wear(text, told):
+    assert garments.worn_colors(text) == told
+
+
+def _gt(qid: str):
+    import json
+    from pathlib import Path
+
+    from hydra_vr.api.types import Box
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "real_photos" / "questions.jsonl"
+    return Box(*next(r for r in map(json.loads, path.read_text().splitlines()) if r["id"] == qid)["box"])
+
+
+def test_the_coat_colour_picks_one_of_four_men_on_the_real_photo(Patch, photo):
+    # the embedded toolbox has no LLM: a look at each crop would raise, so the pixels alone decide
+    from hydra_vr.api.helpers import best_image_match
+
+    people = Patch(Image.open(photo("bus"))).find("person")
+    assert len(people) == 4
+    black = best_image_match(people, ["the man in the black coat"])
+    assert black._box().iou(_gt("bus-g-2")) >= 0.5
+    assert best_image_match(people, ["the man in the beige coat"])._box().iou(_gt("bus-g-1")) >= 0.5
+    crops = [p.cropped_image for p in people]
+    # a colour no one wears there does not tell: no pick (the caller asks otherwise)
+    assert garments.pick_worn(crops, "body", ("green",)) is None
+    assert garments.pick_worn(crops[:1], "body", ("black",)) is None  # one person: nothing to choose
+
+
+@pytest.mark.parametrize("mode", ["vipergpt", "no_rl"])
+def test_a_grounding_step_takes_the_person_in_the_coat_colour(embedded_toolbox, photo, mode):
+    # the 1.5B's program took men[0] (the most confident) for "the man in the black coat"
+    import json
+
+    from hydra_vr.agent.loop import HydraAgent
+    from hydra_vr.config import AgentConfig
+    from hydra_vr.sandbox import Sandbox
+    from tests.test_agent_loop import RoleScript, code, plan
+
+    first = code('men = ImagePatch(image).find("man")\nfinal_answer = men[0]')
+    with Sandbox(embedded_toolbox, timeout_s=20) as sb:
+        script = RoleScript(planner=[plan("Find the man in the black coat")], reasoner=[first],
+                            summarizer=[json.dumps({"decision": "answer", "answer": ""})])
+        agent = HydraAgent(AgentConfig(mode=mode, max_steps=1), script.chat, embedded_toolbox, sb)
+        result = agent.run(str(photo("bus")), "the man in the black coat", task="grounding")
+    from hydra_vr.api.types import Box
+
+    assert Box(*result.boxes[0]).iou(_gt("bus-g-2")) >= 0.5
+    assert "black on the body" in result.steps[0].feedback and "grounded to it" in result.steps[0].feedback

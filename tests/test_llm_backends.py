@@ -71,6 +71,19 @@ class TestLlamaCpp:
         assert set(data) == {"colour", "count"}
         assert isinstance(data["colour"], str) and isinstance(data["count"], int)
 
+    def test_excluded_words_are_kept_out_of_the_reply(self, llama: ManagedChatModel) -> None:
+        # the grammar cannot say "any string but these": the backend biases against their first tokens
+        ask = [ChatMessage("user", 'Which city is this? The photo shows nothing you can tell. Reply {"answer": "unknown"} when you cannot tell.')]
+        free = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+        assert json.loads(llama.chat(ask, max_tokens=24, json_schema=free).text)["answer"].lower() == "unknown"
+        banned = {"type": "object", "properties": {"answer": {"type": "string", "not": {"enum": ["unknown", "none"]}}},
+                  "required": ["answer"]}
+        said = json.loads(llama.chat(ask, max_tokens=24, json_schema=banned).text)["answer"].lower()
+        assert said and not said.startswith(("unkno", "non"))
+        starts = llama.inner._starting_tokens(llama.inner._load_locked(), ("unknown", "none"))
+        pieces = {llama.inner._load_locked().detokenize([t]).decode(errors="ignore").strip().lower() for t in starts}
+        assert "unknown" in pieces and "none" in pieces and "no" not in pieces and "un" not in pieces
+
     def test_repeat_is_a_cache_hit(self, llama: ManagedChatModel) -> None:
         messages = [SYSTEM, ChatMessage("user", "Name one primary colour.")]
         before = llama.usage.snapshot()
@@ -183,6 +196,11 @@ class TestOpenAIBackend:
         assert "5" in result.text and result.prompt_tokens > 10 and result.completion_tokens > 0
         data = json.loads(model.chat([ChatMessage("user", "Sky colour and bird count (3 birds, blue sky) as JSON.")],
                                      max_tokens=40, json_schema=SCHEMA).text)
+        assert isinstance(data["colour"], str) and isinstance(data["count"], int)
+        # an exclusion ("not") is taken off the schema before it is sent: servers may reject it
+        excluded = {**SCHEMA, "properties": {**SCHEMA["properties"], "colour": {"type": "string", "not": {"enum": ["unknown"]}}}}
+        data = json.loads(model.chat([ChatMessage("user", "Sky colour and bird count (3 birds, green sky) as JSON.")],
+                                     max_tokens=40, json_schema=excluded).text)
         assert isinstance(data["colour"], str) and isinstance(data["count"], int)
         again = model.chat([SYSTEM, ChatMessage("user", "What is 2 + 3? Reply with the number only.")], max_tokens=8)
         assert again.cached and again.text == result.text

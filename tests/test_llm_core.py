@@ -358,3 +358,15 @@ def test_unreachable_endpoint_fails_fast_with_a_clear_error(tmp_path: Path) -> N
         model.chat([U("hi")])
     assert time.perf_counter() - start < 5
     assert model.usage.errors == 1 and model.usage.retries == 0
+
+
+def test_excluded_words_come_off_the_schema_wherever_they_are() -> None:
+    from hydra_vr.llm.base import excluded_words
+
+    schema = {"type": "object", "required": ["guesses"], "properties": {"guesses": {
+        "type": "array", "minItems": 3, "items": {"type": "string", "not": {"enum": ["unknown", "none"]}}}}}
+    stripped, words = excluded_words(schema)
+    assert words == ("unknown", "none")
+    assert stripped["properties"]["guesses"]["items"] == {"type": "string"} and stripped["properties"]["guesses"]["minItems"] == 3
+    assert "not" in schema["properties"]["guesses"]["items"]  # the caller's schema is left as it was
+    assert excluded_words({"type": "string", "enum": ["a"]}) == ({"type": "string", "enum": ["a"]}, ())

@@ -13,7 +13,9 @@ whatever the agent does; the rest bound what a perfect loop could reach with the
 For expressions that place their thing ("the top left coin", "the person on the far right", "the
 biggest coin"; ``hydra_vr.api.placement``) it also scores the box that place picks among the first
 name's results (as the grounding fallback and ``best_image_match`` do): how close the choice by
-geometry alone comes to the oracle.
+geometry alone comes to the oracle. Likewise for expressions that tell a person by the colour of what
+they wear ("the man in the black coat"; ``hydra_vr.api.garments.pick_worn``): the box the pixels of
+that body part pick, where they tell (else no pick, and the LLM would be asked).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def main() -> None:
     from PIL import Image
 
     from hydra_vr.agent.roles import expression_names
+    from hydra_vr.api.garments import pick_worn, worn_colors
     from hydra_vr.api.placement import pick, placement
     from hydra_vr.api.toolbox import VisionToolbox
     from hydra_vr.assets import resolve_image
@@ -47,7 +50,7 @@ def main() -> None:
     rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if "box" in r]
     verdicts: Counter[str] = Counter()
-    placed: list[tuple[float, float]] = []  # (IoU of the placed pick, oracle IoU) per expression naming a place
+    told: dict[str, list[tuple[float | None, float]]] = {"place": [], "worn": []}  # (IoU of the pick or None, oracle IoU)
     for row in rows:
         image = Image.open(resolve_image(row["image"])).convert("RGB")
         with tb.recording() as calls:  # find() says itself when it cannot look for a name
@@ -64,14 +67,18 @@ def main() -> None:
         verdict = ("no searchable name" if not usable else
                    "found (oracle IoU >= 0.5)" if best >= 0.5 else "searchable, no box overlaps")
         verdicts[verdict] += 1
-        where, pick_iou = placement(row["question"]), None
+        where, worn, pick_iou, how = placement(row["question"]), worn_colors(row["question"]), None, ""
         first = next((c for c in calls if c.result), None)
-        if where is not None and first is not None:
+        if first is not None and (where is not None or worn is not None):
             boxes = [d.box.to_list() for d in first.result]
-            pick_iou = box_iou(boxes[pick(boxes, where)], row["box"])
-            placed.append((pick_iou, best))
+            if where is not None:
+                how, idx = "place", pick(boxes, where)
+            else:
+                how, idx = "worn", pick_worn([image.crop(tuple(b)) for b in boxes], *worn) if len(boxes) > 1 else 0
+            pick_iou = box_iou(boxes[idx], row["box"]) if idx is not None else None
+            told[how].append((pick_iou, best))
         if args.show:
-            shown = f" placed {pick_iou:4.2f}" if pick_iou is not None else ""
+            shown = f" {how} {pick_iou:4.2f}" if pick_iou is not None else f" {how} -" if how else ""
             print(f"{row['id']:<18} {row['question'][:42]:<42} {verdict:<28} IoU {best:4.2f}{shown} "
                   f"{best_name or '-':<10} searchable: {', '.join(usable) or '-'}")
     n = len(rows)
@@ -80,9 +87,11 @@ def main() -> None:
         print(f"  {verdict:<28} {verdicts[verdict]:3d}  ({100 * verdicts[verdict] / n:.1f}%)")
     print(f"ceiling of Acc@0.5 with these tools and a perfect choice among their boxes: "
           f"{100 * verdicts['found (oracle IoU >= 0.5)'] / n:.1f}%")
-    print(f"expressions that name a place or size and find something: {len(placed)}; the place picks a box "
-          f"with IoU >= 0.5 in {sum(p >= 0.5 for p, _ in placed)} (the oracle: {sum(o >= 0.5 for _, o in placed)})")
-
+    for how, what in (("place", "name a place or size"), ("worn", "tell a person by the colour of what they wear")):
+        picks = told[how]
+        print(f"expressions that {what} and find something: {len(picks)}; the {how} picks a box in "
+              f"{sum(p is not None for p, _ in picks)}, with IoU >= 0.5 in {sum(p is not None and p >= 0.5 for p, _ in picks)} "
+              f"(the oracle: {sum(o >= 0.5 for _, o in picks)})")
 
 if __name__ == "__main__":
     main()

@@ -23,6 +23,8 @@ from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import AnswerSpec, is_failure_answer, miscount
+from hydra_vr.api.garments import pick_worn, worn_colors
+from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.placement import pick, placement
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
 from hydra_vr.sandbox.results import ProgramResult
@@ -128,8 +130,8 @@ def run_step(
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     if size is not None and _whole_image_on_nothing(program, size):
         boxes = []  # the whole image after every find came back empty grounds nothing: the episode goes on
-    placed = placed_box(program, expression, boxes[0]) if expression and len(boxes) == 1 else None
-    if placed is not None:  # the 1.5B takes people[-1] for "the far right" (find() lists by score)
+    placed = placed_box(program, expression, boxes[0], image_path) if expression and len(boxes) == 1 else None
+    if placed is not None:  # the 1.5B takes people[-1] for "the far right" (find() lists by score), men[0] for "the man in the black coat"
         boxes = [placed[0]]
         observation += f"\nNote: {placed[1]}"
     return StepOutcome(attempts, program, observation, guess, note, boxes)
@@ -211,13 +213,16 @@ def _same_box(a: Sequence[float], b: Sequence[float], tol: float = 1.5) -> bool:
     return all(abs(float(u) - float(v)) <= tol for u, v in zip(a, b))
 
 
-def placed_box(program: Any, expression: str, box: Sequence[float]) -> tuple[list[float], str] | None:
-    """(the box, why) when ``expression`` places its thing ("the person on the far right", "the top left
-    coin") and ``box``, the program's answer, is another of the patches one find() on the whole image
-    returned than the one that place picks; None otherwise (no place named, one candidate, or the program's
-    pick agrees). Only finds whose boxes are in the image's own pixels are compared."""
+def placed_box(program: Any, expression: str, box: Sequence[float], image_path: str | None = None) -> tuple[list[float], str] | None:
+    """(the box, why) when ``expression`` tells its thing among others of its kind by place ("the person on
+    the far right", "the top left coin") or by the colour of what a person wears ("the man in the black
+    coat": read in ``image_path``'s pixels), and ``box``, the program's answer, is another of the patches
+    one find() on the whole image returned than the one so picked; None otherwise (nothing told, one
+    candidate, the pixels do not tell, or the program's pick agrees). Only finds whose boxes are in the
+    image's own pixels are compared."""
     where = placement(expression)
-    if where is None:
+    worn = worn_colors(expression) if where is None and image_path else None
+    if where is None and worn is None:
         return None
     for call in reversed(program.calls):
         if call.tool != "find" or len(call.result or []) < 2:
@@ -225,11 +230,19 @@ def placed_box(program: Any, expression: str, box: Sequence[float]) -> tuple[lis
         found = [d.box.to_list() for d in call.result]
         if not any(_same_box(box, b) for b in found):
             continue
-        best = found[pick(found, where)]
+        if where is not None:
+            idx, told = pick(found, where), f"the expression says {where.describe()!r}"
+        else:
+            image = load_image(image_path)
+            idx = pick_worn([image.crop(tuple(b)) for b in found], *worn)
+            if idx is None:
+                return None
+            told = f"the expression tells its thing by {' and '.join(worn[1])} on the {worn[0]}, the most of it there"
+        best = found[idx]
         if _same_box(box, best):
             return None
         shown = [round(v) for v in best]
-        return best, (f"the expression says {where.describe()!r}: of the {len(found)} patches find({call.args.get('name')!r}) "
+        return best, (f"{told}: of the {len(found)} patches find({call.args.get('name')!r}) "
                       f"returned that is the one at {shown}, not final_answer's {[round(v) for v in box]}; grounded to it")
     return None
 

@@ -14,12 +14,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from PIL import Image
+
+from hydra_vr.api import colors as color_ops
+
 Box = Sequence[float]
 
-# ImageNet-1k class (timm's first synonym) -> (the part it is worn on, the plain word people use)
+# ImageNet-1k class (timm's first synonym) -> (the part it is worn on, the plain word people use).
+# Left out: "academic gown", "mortarboard" and "vestment", which the classifier gives dark suits and
+# uniforms (0.34 on a suit of the zidane photo, 0.24 on Grace Hopper's uniform; no gown in any sample).
 GARMENTS: dict[str, tuple[str, str]] = {
     "sombrero": ("head", "hat"), "cowboy hat": ("head", "cowboy hat"), "bonnet": ("head", "bonnet"),
-    "bearskin": ("head", "hat"), "mortarboard": ("head", "graduation cap"), "crash helmet": ("head", "helmet"),
+    "bearskin": ("head", "hat"), "crash helmet": ("head", "helmet"),
     "football helmet": ("head", "helmet"), "pickelhaube": ("head", "helmet"), "bathing cap": ("head", "cap"),
     "shower cap": ("head", "cap"), "wig": ("head", "wig"),
     "sunglass": ("face", "sunglasses"), "sunglasses": ("face", "sunglasses"), "mask": ("face", "mask"),
@@ -29,9 +35,9 @@ GARMENTS: dict[str, tuple[str, str]] = {
     "fur coat": ("body", "fur coat"), "trench coat": ("body", "trench coat"), "lab coat": ("body", "lab coat"),
     "suit": ("body", "suit"), "military uniform": ("body", "military uniform"), "jersey": ("body", "jersey"),
     "sweatshirt": ("body", "sweatshirt"), "cardigan": ("body", "cardigan"), "kimono": ("body", "kimono"),
-    "abaya": ("body", "abaya"), "academic gown": ("body", "gown"), "gown": ("body", "gown"),
+    "abaya": ("body", "abaya"), "gown": ("body", "gown"),
     "cloak": ("body", "cloak"), "poncho": ("body", "poncho"), "apron": ("body", "apron"),
-    "bulletproof vest": ("body", "vest"), "vestment": ("body", "vestment"), "pajama": ("body", "pajamas"),
+    "bulletproof vest": ("body", "vest"), "pajama": ("body", "pajamas"),
     "breastplate": ("body", "armor"), "cuirass": ("body", "armor"), "chain mail": ("body", "chain mail"),
     "bikini": ("body", "bikini"), "maillot": ("body", "swimsuit"), "brassiere": ("body", "bra"),
     "jean": ("legs", "jeans"), "miniskirt": ("legs", "skirt"), "overskirt": ("legs", "skirt"),
@@ -116,4 +122,42 @@ def _clip(box: list[float], size: tuple[int, int]) -> list[int] | None:
 
 PARTS = tuple(part for part, _ in _PART_WORDS)
 
-__all__ = ["GARMENTS", "PARTS", "face_of", "garment", "part_box", "worn_part"]
+
+def worn_colors(text: str) -> tuple[str, tuple[str, ...]] | None:
+    """(part, colours) when a description tells a person by the colour of what they wear: "the man in
+    the black coat" -> ("body", ("black",)), "the man with gray hair" -> ("head", ("gray",)), "the girl
+    in pink" -> ("body", ("pink",)); None otherwise ("the red motorcycle")."""
+    words = re.findall(r"[a-z]+", text.lower())
+    colours = tuple(dict.fromkeys(c for w in words if (c := color_ops.canonical_color(w))))
+    if not colours:
+        return None
+    part = worn_part(text)
+    if part is None:  # "in pink", "dressed in all black": the colour stands for the clothes
+        dressed = re.search(r"\b(?:in|wearing|dressed in)\s+(?:all\s+)?([a-z]+)", text.lower())
+        part = "body" if dressed and color_ops.canonical_color(dressed.group(1)) else None
+    return (part, colours) if part is not None else None
+
+
+def worn_share(person: Image.Image, part: str, colours: Sequence[str]) -> float:
+    """The share of ``colours`` among the object pixels of ``part`` of the person cropped in ``person``."""
+    box = part_box([0, 0, person.width, person.height], part, None, person.size)
+    if box is None:
+        return 0.0
+    shares = color_ops.dominant_colors(person.crop(tuple(box)), top_k=len(color_ops.BASE_COLORS), foreground=True)
+    return sum(c.fraction for c in shares if c.name in colours)
+
+
+def pick_worn(people: Sequence[Image.Image], part: str, colours: Sequence[str], *, least: float = 0.2,
+              margin: float = 0.1) -> int | None:
+    """The index of the person crop whose ``part`` shows most of ``colours``, when that share is at least
+    ``least`` and ahead of the next by ``margin``; None when the pixels do not tell (the caller asks
+    otherwise). On the bus photo "the man in the black coat": 0.75 against 0.06, 0.0, 0.0."""
+    if len(people) < 2:
+        return None
+    shares = [worn_share(p, part, colours) for p in people]
+    order = sorted(range(len(shares)), key=lambda i: -shares[i])
+    best, second = shares[order[0]], shares[order[1]]
+    return order[0] if best >= least and best - second >= margin else None
+
+
+__all__ = ["GARMENTS", "PARTS", "face_of", "garment", "part_box", "pick_worn", "worn_colors", "worn_part", "worn_share"]

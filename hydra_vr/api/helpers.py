@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from hydra_vr.answer_types import yesno_word
+from hydra_vr.api.garments import pick_worn, worn_colors
 from hydra_vr.api.image_patch import ImagePatch
 from hydra_vr.api.placement import pick, placement
 from hydra_vr.api.types import Box
@@ -38,7 +39,11 @@ def best_image_match(list_patches: list[ImagePatch], content: list[str], return_
     if where is not None:  # "on the far right", "the biggest": the boxes say which, not a look at each crop
         idx = pick([p._box().to_list() for p in list_patches], where)
     else:
-        idx = list_patches[0]._tools().best_image_match([p.cropped_image for p in list_patches], text)
+        crops = [p.cropped_image for p in list_patches]
+        worn = worn_colors(text)  # "the man in the black coat": that colour where a coat is, when it stands out
+        idx = pick_worn(crops, *worn) if worn is not None else None
+        if idx is None:
+            idx = list_patches[0]._tools().best_image_match(crops, text)
     return idx if return_index else list_patches[idx]
 
 

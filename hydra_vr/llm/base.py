@@ -30,9 +30,33 @@ class ChatResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+def excluded_words(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``schema`` without its ``{"not": {"enum": [...]}}`` clauses, and the strings those exclude.
+
+    JSON-schema-to-grammar converters (llama.cpp's) cannot express "any string but these" and ignore
+    ``not``; servers may reject it. A backend sends the stripped schema and keeps the reply off those
+    words as it can (llama.cpp: a logit bias against the tokens that start them), or not at all.
+    """
+    words: list[str] = []
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            excluded = node.get("not")
+            if isinstance(excluded, dict) and isinstance(excluded.get("enum"), list):
+                words.extend(str(w) for w in excluded["enum"])
+            return {k: strip(v) for k, v in node.items() if k != "not"}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    stripped = strip(schema)
+    return stripped, tuple(dict.fromkeys(words))
+
+
 @runtime_checkable
 class ChatModel(Protocol):
-    """A chat model. ``json_schema`` asks for output constrained to that JSON schema where supported."""
+    """A chat model. ``json_schema`` asks for output constrained to that JSON schema where supported
+    (its ``not: {enum: [...]}`` clauses, where a backend can, by keeping the reply off those words)."""
 
     name: str
 

@@ -15,6 +15,7 @@ import ctypes
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from hydra_vr.llm.base import ChatMessage, ChatResult, LLMError
+from hydra_vr.llm.base import ChatMessage, ChatResult, LLMError, excluded_words
 from hydra_vr.llm.models import DEFAULT_MODEL, INSTALL_HINT, KNOWN_MODELS, ensure_gguf
 from hydra_vr.llm.state_cache import PrefixStateCache, StateCacheError
 
@@ -103,6 +104,7 @@ class LlamaCppChat:
         self._path: Path | None = None
         self._lock = threading.Lock()
         self._samples: Counter[int] = Counter()
+        self._starts: dict[tuple[str, ...], list[int]] = {}  # excluded words -> the token ids that start them
         self._deadline: float | None = None
         self._timed_out = False
         self._states: PrefixStateCache | None = None
@@ -321,9 +323,11 @@ class LlamaCppChat:
             "temperature": float(temperature),
             "stop": list(stop) if stop else None,
         }
+        avoid: tuple[str, ...] = ()
         if json_schema is not None:
             # llama-cpp-python turns the schema into a grammar: output is valid JSON of that shape.
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+            schema, avoid = excluded_words(json_schema)
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
         with self._lock:
             if temperature > 0:
                 # llama-cpp-python reseeds every call from one fixed seed, so repeated samples of a
@@ -334,6 +338,8 @@ class LlamaCppChat:
                 self._samples[prompt_key] += 1
                 kwargs["seed"] = (self.seed * 1_000_003 + occurrence) % 2**31
             llm = self._load_locked()
+            if avoid:  # the grammar cannot say "any string but these": bias against the tokens that start them
+                kwargs["logit_bias"] = dict.fromkeys(self._starting_tokens(llm, avoid), -100.0)
             start = time.perf_counter()
             perf_before = _perf(llm)
             try:
@@ -370,6 +376,21 @@ class LlamaCppChat:
                 **state_meta,
             },
         )
+
+    def _starting_tokens(self, llm: Any, words: tuple[str, ...]) -> list[int]:
+        """Ids of the vocabulary's tokens that spell the start of one of ``words``, any case, after spaces,
+        quotes or brackets: "unknown", " Unknown", "unkno", "\"none", "non". A start must hold 60% of the
+        word (at least 3 letters), so that "none" does not ban "no" nor "unknown" ban "un"."""
+        key = tuple(sorted(w.lower() for w in words))
+        cached = self._starts.get(key)
+        if cached is None:
+            cached = []
+            for tid in range(llm.n_vocab()):
+                piece = llm.detokenize([tid]).decode("utf-8", errors="ignore").strip().lstrip("\"'[({").lower()
+                if any(w.startswith(piece) and len(piece) >= max(3, math.ceil(0.6 * len(w))) for w in key):
+                    cached.append(tid)
+            self._starts[key] = cached
+        return cached
 
     def __repr__(self) -> str:
         return f"LlamaCppChat(model={self.model!r}, n_ctx={self.n_ctx}, n_threads={self.n_threads})"

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from hydra_vr.llm.base import ChatMessage, ChatResult, LLMError
+from hydra_vr.llm.base import ChatMessage, ChatResult, LLMError, excluded_words
 from hydra_vr.llm.wrapper import TransientLLMError
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -131,6 +131,7 @@ class OpenAIChat:
             kwargs["seed"] = self.seed
         modes: Sequence[str] = [None]  # type: ignore[list-item]
         if json_schema is not None:
+            json_schema = excluded_words(json_schema)[0]  # servers may reject "not"; no token ids to bias here
             modes = [self._json_mode] if self._json_mode else list(_JSON_MODES)
         start = time.perf_counter()
         last_exc: Exception | None = None

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydra_vr.answer_types import AnswerSpec, clean, is_failure_answer
+from hydra_vr.answer_types import NO_ANSWER_WORDS, AnswerSpec, clean, is_failure_answer
 from hydra_vr.llm.base import ChatMessage, ChatModel
 
 _OPEN_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
@@ -56,8 +56,11 @@ class TypedReply:
 
 
 def guesses_schema(spec: AnswerSpec, n: int = 3) -> dict[str, Any]:
-    """``{"guesses": [n answers of type spec]}``: asked for after a reply that reports a failure."""
-    item = (spec.json_schema() or _OPEN_SCHEMA)["properties"]["answer"]
+    """``{"guesses": [n answers of type spec]}``: asked for after a reply that reports a failure. A free
+    string excludes the words that are no answer (llama.cpp keeps the reply off their tokens)."""
+    item = dict((spec.json_schema() or _OPEN_SCHEMA)["properties"]["answer"])
+    if item.get("type") == "string" and "enum" not in item:
+        item["not"] = {"enum": list(NO_ANSWER_WORDS)}
     return {"type": "object", "properties": {"guesses": {"type": "array", "items": item, "minItems": n, "maxItems": n}},
             "required": ["guesses"]}
 
