@@ -3,7 +3,8 @@
 Every answering role goes through :func:`ask_typed`: the reply is JSON ``{"answer": ...}``; closed
 types (yes/no, named options, colours, numbers) are constrained by a JSON schema (a llama.cpp grammar,
 or ``response_format`` on OpenAI-compatible endpoints); what still does not fit (an open question
-answered "no", a failure message) is re-asked once with the reason.
+answered "no", a long text for a short answer) is re-asked once with the reason; a failure message
+("unknown") is re-asked for ranked guesses that may not be one.
 """
 
 from __future__ import annotations
@@ -93,9 +94,10 @@ def ask_typed(
 ) -> TypedReply:
     """Ask for ``{"answer": ...}`` of type ``spec``; re-ask up to ``retries`` times with the reason.
 
-    A reply that reports a failure ("unknown") is re-asked for ``guesses`` ranked guesses and the first
-    that fits is taken: asked once more for one answer, the 1.5B said "unknown" again (6 of 124
-    labelled questions under vipergpt ended with no answer), while a list makes it name things.
+    A reply that reports a failure ("unknown") is re-asked for ``guesses`` ranked guesses whose items
+    exclude the words that are no answer, and the first that fits is taken. Asked again for one answer,
+    or for a list without the exclusion, the 1.5B said "unknown" again (6 of 124 labelled questions
+    under vipergpt ended with no answer); with it (a logit bias in llama.cpp) it names something.
     """
     msgs = list(messages)
     schema, tokens = answer_schema(spec), max_tokens

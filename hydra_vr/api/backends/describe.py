@@ -154,13 +154,11 @@ class DescribeVQA:
         """For a question about clothing ("what is she wearing on her head?"), the classifier's garment
         classes on that body part of each person (the placed one first, else by detector score), and
         for a colour question that part's colours. None when the question names no garment."""
-        part = garment_ops.worn_part(question)
-        if expected_type(question).kind == "number":  # weak scores miss garments: a count of them came out low
-            return None
-        tb = self.ctx.toolbox
+        part, kind, tb = garment_ops.worn_part(question), expected_type(question).kind, self.ctx.toolbox
         largest = max((d.box.area for d in people), default=0.0)
         people = [d for d in people if d.box.area >= 0.15 * largest]  # a sliver at the edge shows no garment
-        if part is None or not people or self.worn_people <= 0 or not tb.has("classifier"):
+        # no count: weak scores miss garments, and "How many ties can you see?" came out 1 for 2
+        if part is None or kind == "number" or not people or self.worn_people <= 0 or not tb.has("classifier"):
             return None
         where = placement_ops.placement(question)
         if where is not None and len(people) > 1:
@@ -176,7 +174,7 @@ class DescribeVQA:
                 crops.append(image.crop(tuple(box)))
         if not items:
             return None
-        color = expected_type(question).kind == "color"
+        color = kind == "color"
         for item, guesses, crop in zip(items, tb.backend("classifier").classify(crops, top_k=1000), crops):
             named: dict[str, str] = {}
             for g in guesses:  # best first; a garment worn elsewhere ("Windsor tie" on a face crop) is skipped
