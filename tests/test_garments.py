@@ -127,6 +127,8 @@ def test_garment_colours_and_the_placed_person_first(describe, photo):
     ("the blue bus", None),
     ("a dog in a red collar", None),
     ("the woman in uniform", None),  # a garment, but no colour
+    ("the red hat", None),  # the garment itself, not a person told by it
+    ("the woman wearing a red hat", ("head", ("red",))),
 ])
 def test_descriptions_that_tell_a_person_by_the_colour_they_wear(text, told):
     assert garments.worn_colors(text) == told

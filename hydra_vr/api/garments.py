@@ -1,11 +1,13 @@
-"""What a person wears, by body part: plain geometry over a person's box (and face), no model.
+"""What a person wears, by body part: geometry over a person's box (and face) and pixel colours, no model.
 
 No offline detector has a class for a coat, a hat or sunglasses, but the ImageNet classifier has
 about sixty garment classes ("fur coat", "sombrero", "sunglasses", "Windsor tie"). Asked about the
 whole photo it names the scene; asked about the right part of one person (the head for a hat, the
 face for glasses, the body below the face for a coat) it names what is worn there. This module says
 which part a question asks about and where that part lies in a person's box; the describe backend
-classifies the crop and keeps the garment classes of that part.
+classifies the crop and keeps the garment classes of that part. A description that tells a person by
+the colour they wear ("the man in the black coat") picks among people by that colour's share on that
+part (``pick_worn``).
 """
 
 from __future__ import annotations
@@ -126,8 +128,12 @@ PARTS = tuple(part for part, _ in _PART_WORDS)
 def worn_colors(text: str) -> tuple[str, tuple[str, ...]] | None:
     """(part, colours) when a description tells a person by the colour of what they wear: "the man in
     the black coat" -> ("body", ("black",)), "the man with gray hair" -> ("head", ("gray",)), "the girl
-    in pink" -> ("body", ("pink",)); None otherwise ("the red motorcycle")."""
-    words = re.findall(r"[a-z]+", text.lower())
+    in pink" -> ("body", ("pink",)); None otherwise ("the red motorcycle", "the red hat")."""
+    # the colour must follow "in", "with", "wearing" or "dressed": "the red hat" is a hat, not a person
+    told = re.split(r"\b(?:in|with|wearing|dressed)\b", text.lower(), maxsplit=1)
+    if len(told) < 2:
+        return None
+    words = re.findall(r"[a-z]+", told[1])
     colours = tuple(dict.fromkeys(c for w in words if (c := color_ops.canonical_color(w))))
     if not colours:
         return None
