@@ -92,8 +92,12 @@ _FUNCTION_WORDS = frozenset(_AUX) | _ARTICLES | {
     "for", "by", "and", "or", "it", "its", "he", "she", "they", "his", "her", "their", "there", "here", "you", "your",
     "i", "we", "usually", "often", "typically", "kind", "type", "sort", "name", "called", "picture", "photo", "image",
 }
-# Questions whose answer is text read off the photo may well repeat the question ("What does the stop sign say?").
-_READS_TEXT = re.compile(r"\b(say|says|said|written|write|read|reads|text|word|words|title|spell\w*|letters?|label)\b")
+# Two kinds of question about text: one ABOUT written text, whose answer may well repeat the question ("What
+# does the stop sign say?": exempt from the repeat check), and, narrower, one that asks to READ the text out, which alone may take a long answer
+# ("What language is written on the bus?" is about text, but its answer is one word).
+_ABOUT_TEXT = re.compile(r"\b(say|says|said|written|write|read|reads|text|word|words|title|spell\w*|letters?|label)\b")
+_READS = re.compile(r"\b(say|says|said|read|reads|spell|spells|quote)\b|^\s*what\s+(is|are)\s+(written|printed|typed)\b"
+                    r"|^\s*what\s+((is|are)\s+(the\s+)?)?(text|words?|letters?|sentence|title|headline|caption|message)\b", re.I)
 
 
 def repeats_question(answer: Any, question: str) -> bool:
@@ -102,7 +106,7 @@ def repeats_question(answer: Any, question: str) -> bool:
     Such an answer names what the question is about, not what it asks ("Who is this astronaut?" ->
     "astronaut", "What is the man holding?" -> "the man"). Questions about written text are exempt.
     """
-    if not question or _READS_TEXT.search(question.lower()):
+    if not question or _ABOUT_TEXT.search(question.lower()):
         return False
     said = [_stem(w) for w in _words(clean(answer)) if w not in _FUNCTION_WORDS]
     asked = set(_stems(question))
@@ -214,10 +218,6 @@ def _asks_who_or_where(question: str) -> bool:
     return bool(re.match(r"\s*(who|whom|whose|where)\b", question, re.I))
 
 
-# A question that asks to read text out ("what does the sign say?", "what is written on it?") may take a
-# long answer; any other open question takes a short one.
-_READS = re.compile(r"\b(say|says|said|read|reads|spell|spells|quote)\b|^\s*what\s+(is|are)\s+(written|printed|typed)\b"
-                    r"|^\s*what\s+((is|are)\s+(the\s+)?)?(text|words?|letters?|sentence|title|headline|caption|message)\b", re.I)
 _MAX_SHORT_WORDS = 6
 
 
