@@ -14,8 +14,8 @@ For expressions that place their thing ("the top left coin", "the person on the 
 biggest coin"; ``hydra_vr.api.placement``) it also scores the box that place picks among the first
 name's results (as the grounding fallback and ``best_image_match`` do): how close the choice by
 geometry alone comes to the oracle. Likewise for expressions that tell a person by the colour of what
-they wear ("the man in the black coat"; ``hydra_vr.api.garments.pick_worn``): the box the pixels of
-that body part pick, where they tell (else no pick, and the LLM would be asked).
+they wear ("the man in the black coat"): the box the pixels of that body part pick, where they tell
+(else no pick, and the LLM would be asked). Both picks are ``hydra_vr.api.choose``'s.
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ def main() -> None:
     from PIL import Image
 
     from hydra_vr.agent.roles import expression_names
-    from hydra_vr.api.garments import pick_worn, worn_colors
-    from hydra_vr.api.placement import pick, placement
+    from hydra_vr.api.choose import choose, cue
     from hydra_vr.api.toolbox import VisionToolbox
     from hydra_vr.assets import resolve_image
     from hydra_vr.config import load_config
@@ -67,14 +66,12 @@ def main() -> None:
         verdict = ("no searchable name" if not usable else
                    "found (oracle IoU >= 0.5)" if best >= 0.5 else "searchable, no box overlaps")
         verdicts[verdict] += 1
-        where, worn, pick_iou, how = placement(row["question"]), worn_colors(row["question"]), None, ""
+        said, pick_iou, how = cue(row["question"]), None, ""
         first = next((c for c in calls if c.result), None)
-        if first is not None and (where is not None or worn is not None):
+        if first is not None and said is not None:
             boxes = [d.box.to_list() for d in first.result]
-            if where is not None:
-                how, idx = "place", pick(boxes, where)
-            else:
-                how, idx = "worn", pick_worn([image.crop(tuple(b)) for b in boxes], *worn) if len(boxes) > 1 else 0
+            how = "place" if said.where is not None else "worn"
+            idx = choose(said, boxes, lambda: [image.crop(tuple(b)) for b in boxes])
             pick_iou = box_iou(boxes[idx], row["box"]) if idx is not None else None
             told[how].append((pick_iou, best))
         if args.show:

@@ -23,9 +23,8 @@ from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import AnswerSpec, is_failure_answer, miscount
-from hydra_vr.api.garments import pick_worn, worn_colors
+from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
-from hydra_vr.api.placement import pick, placement
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
 from hydra_vr.sandbox.results import ProgramResult
 
@@ -220,9 +219,8 @@ def placed_box(program: Any, expression: str, box: Sequence[float], image_path: 
     one find() on the whole image returned than the one so picked; None otherwise (nothing told, one
     candidate, the pixels do not tell, or the program's pick agrees). Only finds whose boxes are in the
     image's own pixels are compared."""
-    where = placement(expression)
-    worn = worn_colors(expression) if where is None and image_path else None
-    if where is None and worn is None:
+    told = cue(expression)
+    if told is None or (told.where is None and not image_path):
         return None
     for call in reversed(program.calls):
         if call.tool != "find" or len(call.result or []) < 2:
@@ -230,19 +228,16 @@ def placed_box(program: Any, expression: str, box: Sequence[float], image_path: 
         found = [d.box.to_list() for d in call.result]
         if not any(_same_box(box, b) for b in found):
             continue
-        if where is not None:
-            idx, told = pick(found, where), f"the expression says {where.describe()!r}"
-        else:
+
+        def crops() -> list[Image.Image]:
             image = load_image(image_path)
-            idx = pick_worn([image.crop(tuple(b)) for b in found], *worn)
-            if idx is None:
-                return None
-            told = f"the expression tells its thing by {' and '.join(worn[1])} on the {worn[0]}, the most of it there"
-        best = found[idx]
-        if _same_box(box, best):
+            return [image.crop(tuple(b)) for b in found]
+
+        idx = choose(told, found, crops)
+        if idx is None or _same_box(box, found[idx]):
             return None
-        shown = [round(v) for v in best]
-        return best, (f"{told}: of the {len(found)} patches find({call.args.get('name')!r}) "
+        best, shown = found[idx], [round(v) for v in found[idx]]
+        return best, (f"{told.describe()}: of the {len(found)} patches find({call.args.get('name')!r}) "
                       f"returned that is the one at {shown}, not final_answer's {[round(v) for v in box]}; grounded to it")
     return None
 

@@ -5,14 +5,14 @@ Their docstrings are rendered into the reasoner's prompt together with ImagePatc
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
 
 from hydra_vr.answer_types import yesno_word
-from hydra_vr.api.garments import pick_worn, worn_colors
+from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import ImagePatch
-from hydra_vr.api.placement import pick, placement
 from hydra_vr.api.types import Box
 
 _NUMBER_WORDS = {
@@ -35,15 +35,13 @@ def best_image_match(list_patches: list[ImagePatch], content: list[str], return_
     if len(list_patches) == 1:
         return 0 if return_index else list_patches[0]
     text = " ".join(content) if isinstance(content, (list, tuple)) else str(content)
-    where = placement(text)
-    if where is not None:  # "on the far right", "the biggest": the boxes say which, not a look at each crop
-        idx = pick([p._box().to_list() for p in list_patches], where)
-    else:
-        crops = [p.cropped_image for p in list_patches]
-        worn = worn_colors(text)  # "the man in the black coat": that colour where a coat is, when it stands out
-        idx = pick_worn(crops, *worn) if worn is not None else None
-        if idx is None:
-            idx = list_patches[0]._tools().best_image_match(crops, text)
+    crops = functools.cache(lambda: [p.cropped_image for p in list_patches])
+    # "on the far right", "the biggest", "the man in the black coat": the boxes (and that colour where a
+    # coat is) say which, not a look at each crop
+    told = cue(text)
+    idx = choose(told, [p._box().to_list() for p in list_patches], crops) if told is not None else None
+    if idx is None:
+        idx = list_patches[0]._tools().best_image_match(crops(), text)
     return idx if return_index else list_patches[idx]
 
 

@@ -9,9 +9,11 @@ a model that sees pixels. Hub users swap in BLIP / BLIP-2 / LLaVA by config.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
+from collections.abc import Callable
 
 from PIL import Image
 
@@ -109,11 +111,15 @@ class DescribeVQA:
         if tb.has("classifier"):
             labels = [f"{ls.label} ({ls.score:.2f})" for ls in tb.backend("classifier").classify([image], top_k=self.classifier_top_k)[0]]
         colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.dominant_colors(image) if c.fraction >= 0.05]
+        kind = expected_type(question).kind
+        # one face search for both the garment parts and the face count
+        found_faces = functools.cache(lambda: [f.box.to_list(0) for f in tb.backend("faces").detect_faces(image)]
+                                      if tb.has("faces") else [])
+        worn = self._worn(image, question, kind, [d for d in dets if d.label == "person"], found_faces)
         # A colour question about a thing the detector did not find: the whole patch's colours are mostly
         # background; the pixels that differ from the patch border's colours are the likelier subject.
-        worn = self._worn(image, question, [d for d in dets if d.label == "person"])
         subject_colors = None
-        if not relevant and not (worn and worn["colors"]) and expected_type(question).kind == "color":
+        if not relevant and not (worn and worn["colors"]) and kind == "color":
             border = color_ops.border_colors(image)
             if border and border[0].fraction >= 0.8:  # a plain backdrop (a page, a wall): what differs from it
                 subject = color_ops.standout_colors(image)
@@ -127,7 +133,7 @@ class DescribeVQA:
             texts = [r.text for r in tb.backend("ocr").read_text(image)]
         faces = None
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
-            faces = len(tb.backend("faces").detect_faces(image))
+            faces = len(found_faces())
         shapes, shape_boxes = self._shapes(image, question)
         rows = _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects")
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
@@ -150,21 +156,22 @@ class DescribeVQA:
         found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
         return {"name": asked.thing, "count": len(dets), "found": found, "negated": asked.negated, "where": asked.where}
 
-    def _worn(self, image: Image.Image, question: str, people: list) -> dict | None:
+    def _worn(self, image: Image.Image, question: str, kind: str, people: list,
+              found_faces: Callable[[], list[list[float]]]) -> dict | None:
         """For a question about clothing ("what is she wearing on her head?"), the classifier's garment
         classes on that body part of each person (the placed one first, else by detector score), and
         for a colour question that part's colours. None when the question names no garment."""
-        part, kind, tb = garment_ops.worn_part(question), expected_type(question).kind, self.ctx.toolbox
-        largest = max((d.box.area for d in people), default=0.0)
-        people = [d for d in people if d.box.area >= 0.15 * largest]  # a sliver at the edge shows no garment
+        part, tb = garment_ops.worn_part(question), self.ctx.toolbox
         # no count: weak scores miss garments, and "How many ties can you see?" came out 1 for 2
         if part is None or kind == "number" or not people or self.worn_people <= 0 or not tb.has("classifier"):
             return None
+        largest = max(d.box.area for d in people)
+        people = [d for d in people if d.box.area >= 0.15 * largest]  # a sliver at the edge shows no garment
         where = placement_ops.placement(question)
         if where is not None and len(people) > 1:
             first = placement_ops.pick([d.box.to_list(0) for d in people], where)
             people = [people[first], *people[:first], *people[first + 1:]]
-        faces = [f.box.to_list(0) for f in tb.backend("faces").detect_faces(image)] if tb.has("faces") else []
+        faces = found_faces()
         items, crops = [], []
         for d in people[: self.worn_people]:
             person = d.box.to_list(0)

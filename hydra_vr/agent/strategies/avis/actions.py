@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 from hydra_vr.agent.step import result_dict, run_step
 from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import AnswerSpec, clean, is_failure_answer
+from hydra_vr.api.choose import cue
 from hydra_vr.api.image_patch import load_image
-from hydra_vr.api.garments import worn_colors
-from hydra_vr.api.placement import placement
 from hydra_vr.api.types import Box
 from hydra_vr.llm.base import ChatMessage
 from hydra_vr.llm.typed import ask_typed
@@ -106,7 +105,7 @@ def clean_noun(query: str) -> str:
 def _select_program(expression: str) -> str:
     """The patch among ``found`` that the expression names by place or size, or by the colour a person wears
     (best_image_match reads those from the boxes and pixels), by nearness to the camera, or the most confident one."""
-    if placement(expression) is not None or worn_colors(expression) is not None:
+    if cue(expression) is not None:
         return f"best_image_match(found, [{expression!r}])"
     if set(re.findall(r"[a-z]+", expression.lower())) & {"front", "closest", "nearest"}:
         return "sort_patches_front_to_back(found)[0]"
