@@ -306,14 +306,14 @@ def test_repeated_steps_are_dropped_and_a_planner_stuck_on_them_ends_the_loop(em
     assert not any(script.queues.values())  # every scripted reply was used: the replan happened
 
 
-_FLOWER_PROGRAM = code('flowers = ImagePatch(image).find("flower")\n'
+_FLOWER_PROGRAM = code('flowers = ImagePatch(image).find("bloom")\n'
                        'final_answer = flowers[0] if flowers else ImagePatch(image)')  # as the 1.5B wrote it
 
 
 def test_grounding_to_the_whole_image_after_finding_nothing_is_no_box(photo):
-    # "the big orange flower": find("flower") has no class, the program's else returned the whole photo
+    # "the big orange bloom": no tool has a class for "bloom", the program's else returned the whole photo
     # (Acc@0.5 0); that box grounds nothing, so the step ends without one and the fallback's names
-    # ("flower", then "orange region") find the flower
+    # ("bloom", then "orange region") find the flower
     import json
 
     from hydra_vr.api import VisionToolbox
@@ -329,13 +329,13 @@ def test_grounding_to_the_whole_image_after_finding_nothing_is_no_box(photo):
     flower = str(photo("flower"))
     with Sandbox(toolbox, timeout_s=20) as sb:
         script = RoleScript(planner=[plan("Find the flower")], reasoner=[_FLOWER_PROGRAM] * 3)
-        result = make_agent(script, toolbox, sb, max_steps=1).run(flower, "the big orange flower", task="grounding")
+        result = make_agent(script, toolbox, sb, max_steps=1).run(flower, "the big orange bloom", task="grounding")
         assert result.steps[0].boxes == [] and result.answer_source == "fallback find"
         assert Box(*result.boxes[0]).iou(Box(169, 85, 446, 358)) > 0.9
         # vipergpt: retried with the reason, then the fallback program
         script = RoleScript(reasoner=[_FLOWER_PROGRAM] * 3)
-        result = make_agent(script, toolbox, sb, mode="vipergpt").run(flower, "the big orange flower", task="grounding")
+        result = make_agent(script, toolbox, sb, mode="vipergpt").run(flower, "the big orange bloom", task="grounding")
     attempts = result.steps[0].attempts
     assert [a.error_kind for a in attempts[:-1]] == ["no_box"] * 3 and attempts[-1].fallback
-    assert "whole image because find('flower') found nothing" in script.seen["reasoner"][1]
+    assert "whole image because find('bloom') found nothing" in script.seen["reasoner"][1]
     assert Box(*result.boxes[0]).iou(Box(169, 85, 446, 358)) > 0.9

@@ -30,6 +30,7 @@ from hydra_vr.api.tools import (
     Detector,
     FaceDetector,
     ImageTextMatcher,
+    Localizer,
     TextReader,
     ToolContext,
     VisualQA,
@@ -185,6 +186,9 @@ class VisionToolbox:
                 elif colours:  # a name that is only a colour ("yellow", "red thing"): regions of that colour
                     dets, meta["mapping"] = self._color_regions(image, name, colours)
                     meta["measured"] = True
+                elif (seen := self._classifier_regions(image, name)) is not None:
+                    dets, meta["mapping"] = seen
+                    meta["unsearchable"] = not dets  # the classifier's miss is weak evidence of absence
                 else:
                     meta["unsearchable"] = True  # an empty result says nothing about the scene
             if not dets and meta.get("mapping"):
@@ -196,12 +200,29 @@ class VisionToolbox:
         """find() by outline for a name the detector has no class for; returns (detections, how)."""
         dets = [Detection(s.box, s.kind, s.score, "shapes", query=name) for s in shape_ops.find_shapes(image, kinds)]
         how = f"{name!r} is not a detector class; looked for {' or '.join(kinds)} outlines in the pixels instead"
+        return self._keep_colored(image, name, dets, how)
+
+    def _classifier_regions(self, image: Image.Image, name: str) -> tuple[list[Detection], str] | None:
+        """find() through the classifier for a name it has classes for (its ``localize``); None if it has none."""
+        if not self.has("classifier"):
+            return None
+        classifier = self.backend("classifier")
+        if not isinstance(classifier, Localizer) or not (classes := classifier.map_name(name)):
+            return None
+        dets = classifier.localize(image, name)
+        how = f"{name!r} is not a detector class; looked where the image classifier sees {', '.join(classes)}"
+        dets, how = self._keep_colored(image, name, dets, how)
+        return dets, how + ("" if dets else ": it saw none")
+
+    @staticmethod
+    def _keep_colored(image: Image.Image, name: str, dets: list[Detection], how: str) -> tuple[list[Detection], str]:
+        """Keep the finds whose own pixels have the colours ``name`` asks for ("green shape", "black coat")."""
         wanted = [w for w in re.findall(r"[a-z]+", _normalize_name(name)) if color_ops.is_color_name(w)]
-        if wanted:  # "green shape": an outline of another colour is not one
-            crops = [image.crop(tuple(d.box.to_list(None))) for d in dets]
-            dets = [d for d, crop in zip(dets, crops) if all(color_ops.has_color(crop, w, foreground=True)[0] for w in wanted)]
-            how += f", kept those whose pixels are {' and '.join(wanted)}"
-        return dets, how
+        if not wanted:
+            return dets, how
+        crops = [image.crop(tuple(d.box.to_list(None))) for d in dets]
+        dets = [d for d, crop in zip(dets, crops) if all(color_ops.has_color(crop, w, foreground=True)[0] for w in wanted)]
+        return dets, how + f", kept those whose pixels are {' and '.join(wanted)}"
 
     def _color_regions(self, image: Image.Image, name: str, colours: tuple[str, ...]) -> tuple[list[Detection], str]:
         """find() of a bare colour name: connected regions of pixels of that colour (each colour asked for)."""

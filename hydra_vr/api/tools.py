@@ -64,6 +64,15 @@ class Classifier(Protocol):
 
 
 @runtime_checkable
+class Localizer(Protocol):
+    """A classifier that can also say where it sees the classes a name means (``find`` for non-detector names)."""
+
+    def map_name(self, name: str) -> tuple[str, ...]: ...
+
+    def localize(self, image: Image.Image, name: str) -> list[Detection]: ...
+
+
+@runtime_checkable
 class DepthEstimator(Protocol):
     def depth_map(self, image: Image.Image) -> np.ndarray:
         """Relative depth, HxW float32, larger = farther from the camera."""

@@ -1,0 +1,103 @@
+"""Free-form object names -> ImageNet-1k classes, so ``find`` can look for what the detector has no class for.
+
+The offline detector knows the 80 COCO classes; a rocket, a helmet, a pagoda or a space shuttle model
+are none of them. The bundled ImageNet classifier knows a thousand classes, and its class activation
+map (the classifier's weights over the last feature map) says where in the photo a class is seen.
+This module only maps names: exact ImageNet synonyms ("space shuttle", "park bench", "sunglasses"),
+the plain words of the garment table ("hat" -> sombrero, cowboy hat, ...), and a short table of common
+words for a few classes together ("rocket" -> missile, projectile, space shuttle). A name that maps
+nowhere returns no classes, never a guess.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from hydra_vr.api import colors as color_ops
+from hydra_vr.api.garments import GARMENTS
+
+# Common words -> the ImageNet classes (timm's first synonym) that are such a thing. A word for a
+# kind of building covers the building classes, as "vehicle" covers the COCO vehicles.
+_BUILDINGS = ("palace", "monastery", "stupa", "bell cote", "church", "mosque", "castle", "dome", "boathouse")
+WORDS: dict[str, tuple[str, ...]] = {
+    "rocket": ("missile", "projectile", "space shuttle"),
+    "shuttle": ("space shuttle",),
+    "flag": ("flagpole",),
+    "flower": ("daisy", "yellow lady's slipper"),
+    "pagoda": _BUILDINGS, "temple": _BUILDINGS, "building": _BUILDINGS, "shrine": _BUILDINGS,
+    "tower": ("bell cote", "stupa", "water tower", "obelisk", "palace", "monastery"),
+    "coffee": ("espresso",),
+    "sign": ("street sign",), "road sign": ("street sign",), "traffic sign": ("street sign",),
+    "saucer": ("plate",), "dish": ("plate",),
+    "hat": ("sombrero", "cowboy hat", "bearskin"),
+    "jacket": ("fur coat", "trench coat", "lab coat", "suit", "military uniform", "cardigan", "sweatshirt"),
+    "coat": ("fur coat", "trench coat", "lab coat"),
+    "uniform": ("military uniform",),
+    "glasses": ("sunglass", "sunglasses"),
+}
+# ImageNet synonyms that are everyday words for something else ("light" is a cigarette lighter).
+_AMBIGUOUS = frozenset(
+    {"light", "spot", "site", "rule", "nail", "hook", "knot", "wing", "chain", "switch", "bell", "tank", "chest", "top"}
+)
+# A name's head noun comes before these words: "the round patch on her chest" is a patch.
+_CUT = frozenset({
+    "on", "in", "at", "of", "with", "behind", "near", "from", "under", "above", "below", "next", "beside", "to", "just",
+    "that", "which", "who", "hanging", "holding", "wearing", "looking", "between", "inside", "over",
+})
+
+
+@functools.cache
+def imagenet_synonyms() -> tuple[tuple[str, ...], ...]:
+    """Each ImageNet-1k class's synonyms, the first one its name ("Windsor tie"), from timm's label info."""
+    from timm.data import ImageNetInfo
+
+    info = ImageNetInfo()
+    return tuple(tuple(s.strip() for s in info.index_to_description(i).split(",")) for i in range(1000))
+
+
+@functools.cache
+def _name_table() -> dict[str, tuple[str, ...]]:
+    table: dict[str, list[str]] = {}
+    for synonyms in imagenet_synonyms():
+        for s in synonyms:
+            if s.lower() not in _AMBIGUOUS:
+                table.setdefault(s.lower(), []).append(synonyms[0].lower())
+    for cls, (_part, word) in GARMENTS.items():
+        table.setdefault(word.lower(), []).append(cls.lower())
+    for word, classes in WORDS.items():
+        table[word] = [c.lower() for c in classes]
+    return {k: tuple(dict.fromkeys(v)) for k, v in table.items()}
+
+
+def _singular(word: str) -> str:
+    for suffix, repl in (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("sses", "ss"), ("s", "")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)] + repl
+    return word
+
+
+def imagenet_classes(name: str) -> tuple[str, ...]:
+    """The ImageNet classes (lower-cased first synonyms) a name means; the longest phrase of it that maps wins.
+
+    "the space shuttle model" -> ("space shuttle",), "rockets" -> the rocket classes, "the tall tower on
+    the far left" -> the tower classes; "the man" -> () (no ImageNet class is a person).
+    """
+    words = re.sub(r"[^a-z0-9' \-]", " ", name.lower()).split()
+    cut = next((i for i, w in enumerate(words) if w in _CUT), len(words))
+    words = [w for w in words[:cut] if not color_ops.is_color_name(w)]  # "orange" is a colour, not the fruit
+    table = _name_table()
+    for n in range(min(len(words), 4), 0, -1):
+        for i in reversed(range(len(words) - n + 1)):  # the rightmost phrase: English puts the head noun last
+            phrase = words[i : i + n]
+            for candidate in (" ".join(phrase), " ".join(phrase[:-1] + [_singular(phrase[-1])])):
+                if candidate in table:
+                    return table[candidate]
+    return ()
+
+
+def class_indices(classes: Sequence[str]) -> list[int]:
+    """Indices of ImageNet classes named by their lower-cased first synonym."""
+    wanted = {c.lower() for c in classes}
+    return [i for i, synonyms in enumerate(imagenet_synonyms()) if synonyms[0].lower() in wanted]
