@@ -392,3 +392,35 @@ def test_real_toolbox_finds_objects_through_the_sandbox(photo) -> None:
     x1, y1, x2, y2 = cups.boxes[0]
     w, h = Image.open(path).size
     assert 0 <= x1 < x2 <= w and 0 <= y1 < y2 <= h
+
+
+class _YesNoToolbox(FakeToolbox):
+    def simple_query(self, image: Image.Image, question: str) -> Answer:
+        self.calls.append(("simple_query", image.size, question))
+        return Answer("no" if "modern" in question else "yes", "fake")
+
+
+def test_a_no_reply_is_false_in_an_if_and_plain_text_everywhere_else(picture: str) -> None:
+    # "modern" if modern else "traditional": the 1.5B tests a yes/no reply as a flag (china-choice-1)
+    program = (
+        "patch = ImagePatch(image)\n"
+        "modern = patch.simple_query('Is the building modern?')\n"
+        "old = patch.simple_query('Is the building traditional?')\n"
+        "kind = 'modern' if modern else 'traditional'\n"
+        "if patch.simple_query('Is it modern?'):\n"
+        "    kind = 'modern'\n"
+        "found = patch.find(modern)\n"  # a reply passed back to a tool crosses the wire as plain text
+        "final_answer = [kind, modern, bool(old), modern == 'no', modern.upper(), found[0].label]"
+    )
+    toolbox = _YesNoToolbox()
+    with Sandbox(toolbox, timeout_s=5.0, memory_mb=256) as sb:
+        res = sb.run(program, picture)
+    assert res.ok, res.error
+    assert res.final_answer == ["traditional", "no", True, True, "NO", "no"]
+    assert type(res.final_answer[1]) is str
+    # the same in-process (hydra_vr.load()'s ImagePatch); the real toolbox takes a "no" reply as a question
+    ns = _in_process(program.replace("found = patch.find(modern)", "found = patch.find('no')"), picture, _YesNoToolbox())
+    assert ns["final_answer"] == ["traditional", "no", True, True, "NO", "no"]
+    from hydra_vr.api.types import Reply
+
+    assert not Reply("No.") and not Reply(" ") and Reply("yes") and Reply("north") and Reply("0")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from hydra_vr.api.types import Box, mark_object_crop
+from hydra_vr.api.types import Box, Reply, mark_object_crop
 
 if TYPE_CHECKING:
     from hydra_vr.api.toolbox import VisionToolbox
@@ -227,12 +227,13 @@ class ImagePatch:
         """Answer a simple question about this patch (what kind, what colour, what is written...).
 
         Ask about one thing at a time; harder questions should be split into steps with find().
+        A "no" reply is false in an ``if``.
         Example:
             >>> # what is the man holding?
             >>> man = image_patch.find("man")[0]
             >>> answer = man.simple_query("What is the man holding?")
         """
-        return self._tools().simple_query(self.cropped_image, question).text
+        return Reply(self._tools().simple_query(self.cropped_image, question).text)
 
     def read_text(self) -> str:
         """Return the text written in this patch (OCR), words in reading order, '' if none.

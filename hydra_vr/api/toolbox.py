@@ -271,7 +271,7 @@ class VisionToolbox:
         return value
 
     def simple_query(self, image: Image.Image, question: str) -> Answer:
-        if not question or not question.strip():
+        if not str(question).strip():  # str(): a "no" Reply is false but not empty
             raise ValueError("simple_query() needs a non-empty question")
         t0 = time.perf_counter()
         ans = self.backend("vqa").answer(image, question)

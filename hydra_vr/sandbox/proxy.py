@@ -78,7 +78,9 @@ ProxyToolbox = type("ProxyToolbox", (_Proxy,), {op.name: _forwarder(op.name) for
 
 def _encode(value: Any) -> Any:
     """A tool argument as plain data (see hydra_vr.sandbox.wire)."""
-    if value is None or isinstance(value, (str, bool, int, float)):
+    if isinstance(value, str):
+        return str(value)  # a subclass (api.types.Reply) would not pass the wire's plain-data check
+    if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, Image.Image):
         key = getattr(value, KEY_ATTR, None)

@@ -64,8 +64,8 @@ def to_plain(value: Any, depth: int = 0) -> Any:
         return value if not isinstance(value, int) or abs(value) < 10**300 else short_repr(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
-    if isinstance(value, str):
-        return value if len(value) <= MAX_ANSWER_CHARS else value[:MAX_ANSWER_CHARS] + "..."
+    if isinstance(value, str):  # str(): a subclass (api.types.Reply) would not pass the wire's plain-data check
+        return str(value) if len(value) <= MAX_ANSWER_CHARS else value[:MAX_ANSWER_CHARS] + "..."
     if isinstance(value, ImagePatch):
         return {"type": "ImagePatch", "box": value.box, "label": value.label,
                 "score": None if value.score is None else float(value.score)}

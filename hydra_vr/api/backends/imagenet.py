@@ -32,11 +32,12 @@ WORDS: dict[str, tuple[str, ...]] = {
     "sign": ("street sign",), "road sign": ("street sign",), "traffic sign": ("street sign",),
     "saucer": ("plate",), "dish": ("plate",),
     "hat": ("sombrero", "cowboy hat", "bearskin"),
-    "jacket": ("fur coat", "trench coat", "lab coat", "suit", "military uniform", "cardigan", "sweatshirt"),
-    "coat": ("fur coat", "trench coat", "lab coat"),
-    "uniform": ("military uniform",),
     "glasses": ("sunglass", "sunglasses"),
 }
+# Clothes worn on the body, legs or feet are no thing to look for in the whole photo: the map of "military
+# uniform" peaks on Grace Hopper's cap, a "fur coat" on whichever man wears fur. The describe backend reads
+# clothes on each person's body part (api/garments.py); a program that finds nothing for them asks it.
+_WORN_ON_PERSON = frozenset(cls.lower() for cls, (part, _) in GARMENTS.items() if part in ("body", "legs", "feet"))
 # ImageNet synonyms that are everyday words for something else ("light" is a cigarette lighter).
 _AMBIGUOUS = frozenset(
     {"light", "spot", "site", "rule", "nail", "hook", "knot", "wing", "chain", "switch", "bell", "tank", "chest", "top"}
@@ -68,7 +69,8 @@ def _name_table() -> dict[str, tuple[str, ...]]:
         table.setdefault(word.lower(), []).append(cls.lower())
     for word, classes in WORDS.items():
         table[word] = [c.lower() for c in classes]
-    return {k: tuple(dict.fromkeys(v)) for k, v in table.items()}
+    kept = {k: tuple(dict.fromkeys(c for c in v if c not in _WORN_ON_PERSON)) for k, v in table.items()}
+    return {k: v for k, v in kept.items() if v}
 
 
 def _singular(word: str) -> str:
