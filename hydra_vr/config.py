@@ -59,6 +59,11 @@ class SandboxConfig(_Strict):
     timeout_s: float = 10.0
     memory_mb: int = 1024
     cpu_s: float = 20.0
+    # Per program: vision tool calls, and seconds spent in them (which timeout_s does not count). A
+    # program looping "while not bald_man:" asked simple_query 500 times (416 s of LLM) before the call
+    # limit stopped it; a sensible one loops over at most a few dozen finds.
+    max_tool_calls: int = Field(200, ge=1)
+    max_tool_s: float = Field(120.0, gt=0)
 
 
 class AgentConfig(_Strict):

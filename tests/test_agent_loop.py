@@ -84,6 +84,34 @@ def test_execution_error_is_fed_back_and_retried(embedded_toolbox, sandbox, phot
     assert result.answer == "1"
 
 
+def test_the_program_that_failed_is_not_run_again_in_the_step(embedded_toolbox, sandbox, photo):
+    # a reasoner asked again wrote the very program that had failed (a loop that hit the tool-call
+    # limit, twice: 1,003 LLM calls for one question); it is refused unrun and the reasoner told why
+    looping = code("n = len(cupz)")
+    script = RoleScript(
+        planner=[plan("Count the cups")],
+        reasoner=[looping, looping, code('cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))')],
+        summarizer=[decide("answer", "1")],
+    )
+    result = make_agent(script, embedded_toolbox, sandbox, max_steps=3).run(str(photo("coffee")), "How many cups?")
+    step = result.steps[0]
+    assert [(a.ok, a.error_kind) for a in step.attempts] == [(False, "runtime"), (False, "same"), (True, None)]
+    assert "same as the one that already failed in this step" in script.seen["reasoner"][2]
+    assert "NameError" in script.seen["reasoner"][2] and result.answer == "1"
+
+
+def test_sandbox_tool_limits_come_from_the_config() -> None:
+    from hydra_vr.config import load_config
+    from hydra_vr.sandbox import Sandbox
+
+    cfg = load_config("default", ["sandbox.max_tool_calls=7", "sandbox.max_tool_s=3.5"])
+    sb = Sandbox(None, config=cfg.sandbox)
+    assert (sb.max_tool_calls, sb.max_tool_s) == (7, 3.5)
+    assert (Sandbox(None).max_tool_calls, Sandbox(None).max_tool_s) == (200, 120.0)
+    with pytest.raises(Exception, match="greater than or equal to 1"):
+        load_config("default", ["sandbox.max_tool_calls=0"])
+
+
 def test_all_retries_fail_then_fallback_program(embedded_toolbox, sandbox, photo):
     script = RoleScript(
         planner=[plan("Count the cups")],
@@ -336,6 +364,7 @@ def test_grounding_to_the_whole_image_after_finding_nothing_is_no_box(photo):
         script = RoleScript(reasoner=[_FLOWER_PROGRAM] * 3)
         result = make_agent(script, toolbox, sb, mode="vipergpt").run(flower, "the big orange bloom", task="grounding")
     attempts = result.steps[0].attempts
-    assert [a.error_kind for a in attempts[:-1]] == ["no_box"] * 3 and attempts[-1].fallback
+    # the same program again is not run again (it would find nothing again): the reasoner is told so
+    assert [a.error_kind for a in attempts[:-1]] == ["no_box", "same", "same"] and attempts[-1].fallback
     assert "whole image because find('bloom') found nothing" in script.seen["reasoner"][1]
     assert Box(*result.boxes[0]).iou(Box(169, 85, 446, 358)) > 0.9

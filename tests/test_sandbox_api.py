@@ -418,9 +418,21 @@ def test_a_no_reply_is_false_in_an_if_and_plain_text_everywhere_else(picture: st
     assert res.ok, res.error
     assert res.final_answer == ["traditional", "no", True, True, "NO", "no"]
     assert type(res.final_answer[1]) is str
+    assert {v.name: v.type for v in res.variables}["modern"] == "str"  # what the textualizer shows
     # the same in-process (hydra_vr.load()'s ImagePatch); the real toolbox takes a "no" reply as a question
     ns = _in_process(program.replace("found = patch.find(modern)", "found = patch.find('no')"), picture, _YesNoToolbox())
     assert ns["final_answer"] == ["traditional", "no", True, True, "NO", "no"]
     from hydra_vr.api.types import Reply
 
     assert not Reply("No.") and not Reply(" ") and Reply("yes") and Reply("north") and Reply("0")
+
+
+def test_a_program_looping_over_tools_is_stopped_at_the_call_limit(fake: FakeToolbox, picture: str) -> None:
+    # "while not bald_man:" with a test that never holds: the sandbox's tool-call limit ends it
+    program = ("bald = None\nwhile not bald:\n"
+               "    for p in ImagePatch(image).find('person'):\n"
+               "        if p.simple_query('Is the person bald?') == 'yes':\n            bald = p")
+    with Sandbox(fake, timeout_s=5.0, memory_mb=256, max_tool_calls=30) as sb:
+        res = sb.run(program, picture)
+        assert not res.ok and "too many vision tool calls in one step (limit 30)" in res.error
+        assert sb.run("final_answer = len(ImagePatch(image).find('cup'))", picture).final_answer == 2  # the next step works

@@ -84,6 +84,12 @@ def run_step(
     gave_up = False
     for attempt in range(max_retries + 1):
         code = write(code, error)
+        failed = next((a for a in attempts if a.code == code and not a.ok and a.error_kind not in ("repeat", "same")), None)
+        if failed is not None:  # asked again, the 1.5B can write the very program that failed: it would fail again
+            error = (f"This program is the same as the one that already failed in this step:\n{failed.error[:300]}\n"
+                     "Write a different program.")
+            attempts.append(Attempt(code, False, "same", error))
+            continue
         repeat = repeated_step(code, earlier)
         if repeat is not None:  # the same program gives the same result: ask for another one
             error = (f"This program is the same as step {repeat.step}'s, which already ran and gave:\n{repeat.feedback[:300]}\n"

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 
 from hydra_vr.answer_types import yesno_word
+from hydra_vr.api import placement as placement_ops
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import ImagePatch
 from hydra_vr.api.types import Box
@@ -129,6 +130,22 @@ def sort_patches_front_to_back(list_patches: list[ImagePatch]) -> list[ImagePatc
     return sorted(list_patches, key=lambda p: p.compute_depth())
 
 
+def group_into_rows(list_patches: list[ImagePatch], columns: bool = False) -> list[list[ImagePatch]]:
+    """Return the patches grouped into rows, top row first, each row left to right.
+
+    With ``columns=True``, columns instead: left column first, each top to bottom.
+    Examples:
+        >>> # how many coins are in the top row?
+        >>> rows = group_into_rows(image_patch.find("coin"))
+        >>> answer = str(len(rows[0]))
+        >>> # how many rows of coins are there?
+        >>> answer = str(len(group_into_rows(image_patch.find("coin"))))
+    """
+    # The 1.5B's own grouping (comparing neighbours' y in find()'s score order) counted 11 rows of 4.
+    boxes = [(p.x1, p.y1, p.x2, p.y2) for p in list_patches]
+    return [[list_patches[i] for i in group] for group in placement_ops.rows(boxes, columns=columns)]
+
+
 def get_middle_patch(list_patches: list[ImagePatch]) -> ImagePatch | None:
     """Return the patch in the middle when sorted left to right (None for an empty list).
 
@@ -175,6 +192,7 @@ API_FUNCTIONS = (
     sort_patches_left_to_right,
     sort_patches_top_to_bottom,
     sort_patches_front_to_back,
+    group_into_rows,
     get_middle_patch,
     get_patch_closest_to_anchor_object,
     get_patch_farthest_from_anchor_object,

@@ -227,7 +227,6 @@ class ImagePatch:
         """Answer a simple question about this patch (what kind, what colour, what is written...).
 
         Ask about one thing at a time; harder questions should be split into steps with find().
-        A "no" reply is false in an ``if``.
         Example:
             >>> # what is the man holding?
             >>> man = image_patch.find("man")[0]

@@ -43,7 +43,8 @@ def is_reported(value: Any) -> bool:
 
 def describe(name: str, value: Any) -> dict[str, Any]:
     """A VariableInfo as a dict: name, type, short repr, and boxes of patches."""
-    info: dict[str, Any] = {"name": name, "type": type(value).__name__, "repr": short_repr(value)}
+    kind = "str" if isinstance(value, str) else type(value).__name__  # a simple_query Reply is text to the reader
+    info: dict[str, Any] = {"name": name, "type": kind, "repr": short_repr(value)}
     if isinstance(value, ImagePatch):
         info["type"] = "ImagePatch"
         info["box"] = value.box

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from PIL import Image
 
 from hydra_vr.api.image_patch import load_image
+from hydra_vr.config import SandboxConfig
 from hydra_vr.sandbox.policy import DEFAULT_ALLOWED_MODULES
 from hydra_vr.sandbox.results import ERROR_KINDS, ProgramResult, StepTimings, VariableInfo
 from hydra_vr.sandbox.tool_server import ToolServer
@@ -37,7 +38,6 @@ from hydra_vr.sandbox.wire import MessageError, recv_untrusted, send
 
 if TYPE_CHECKING:
     from hydra_vr.api.toolbox import VisionToolbox
-    from hydra_vr.config import SandboxConfig
 
 BOOTSTRAP = (
     "import sys, json\n"
@@ -133,8 +133,8 @@ class Sandbox:
         timeout_s: float | None = None,
         memory_mb: int | None = None,
         cpu_s: float | None = None,
-        max_tool_calls: int = 500,
-        max_tool_s: float = 300.0,
+        max_tool_calls: int | None = None,
+        max_tool_s: float | None = None,
         max_stdout_chars: int = 4000,
         allowed_modules: frozenset[str] = DEFAULT_ALLOWED_MODULES,
         boot_timeout_s: float = 60.0,
@@ -144,8 +144,9 @@ class Sandbox:
         self.timeout_s = float(timeout_s if timeout_s is not None else (config.timeout_s if config else 10.0))
         self.memory_mb = int(memory_mb if memory_mb is not None else (config.memory_mb if config else 1024))
         self.cpu_s = float(cpu_s if cpu_s is not None else (config.cpu_s if config else 20.0))
-        self.max_tool_calls = max_tool_calls
-        self.max_tool_s = max_tool_s
+        defaults = config or SandboxConfig()
+        self.max_tool_calls = int(max_tool_calls if max_tool_calls is not None else defaults.max_tool_calls)
+        self.max_tool_s = float(max_tool_s if max_tool_s is not None else defaults.max_tool_s)
         self.boot_timeout_s = boot_timeout_s
         self._settings = {
             "memory_mb": self.memory_mb,
