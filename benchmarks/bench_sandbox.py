@@ -12,10 +12,11 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
-from hydra_vr.api.types import Answer, Detection
+from hydra_vr.api.types import Answer, Box, Detection
 from hydra_vr.sandbox import Sandbox
 
 
@@ -25,7 +26,7 @@ class InstantToolbox:
     def find(self, image: Image.Image, name: str) -> list[Detection]:
         return []
 
-    def simple_query(self, image: Image.Image, question: str) -> Answer:
+    def simple_query(self, image: Image.Image, question: str, box: Box | None = None, photo_size: Any = None) -> Answer:
         return Answer("yes", "instant")
 
     def llm_query(self, question: str, long_answer: bool = True) -> str:

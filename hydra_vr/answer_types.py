@@ -3,7 +3,8 @@
 One module for every role that produces an answer (simple_query backends, the summarizer, the final
 answer, and any agent strategy): decide the expected type from the question (and the dataset's
 choices when it has them), constrain the LLM with a JSON schema where the backend can, and check or
-coerce what came back. It imports nothing from the rest of the package, so any layer may use it.
+coerce what came back. It imports nothing from the rest of the package but ``gazetteer`` (which imports
+nothing), so any layer may use it.
 
 Kinds:
 - ``yesno``: "Is the bus red?" -> yes | no
@@ -11,7 +12,9 @@ Kinds:
   dataset's multiple-choice options
 - ``number``: "How many people ...?" -> digits
 - ``color``: "What color is the bus?" -> colour words
-- ``open``: what / which / who / where ... -> a name or short phrase, never a bare yes/no
+- ``open``: what / which / who / where ... -> a name or short phrase, never a bare yes/no; "what
+  country / which city ..." -> the name of one (``AnswerSpec.names``: a country's name is constrained to
+  ISO 3166's list, a city's checked against GeoNames)
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from hydra_vr import gazetteer
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
 
@@ -249,6 +254,8 @@ class AnswerSpec:
     keep_words: bool = False
     # The question itself, for open questions: an answer that only repeats it is refused.
     question: str = field(default="", compare=False)
+    # An open question that asks for a country or a city: the answer must name one.
+    names: gazetteer.PlaceKind | None = None
 
     # ---------------------------------------------------------------- prompts
     def describe(self) -> str:
@@ -261,6 +268,8 @@ class AnswerSpec:
             return "a count or number: answer with digits only (for example 3)."
         if self.kind == "color":
             return "a colour question: answer with colour words (for example red, or white and blue)."
+        if self.names:
+            return f'a question about a {self.names}: answer with the name of a {self.names}, never "yes" or "no".'
         return 'an open question: answer with a name or short phrase (one to three words), never "yes" or "no".'
 
     def json_schema(self, key: str = "answer") -> dict[str, Any] | None:
@@ -271,6 +280,8 @@ class AnswerSpec:
             prop = {"type": "integer", "minimum": 0}
         elif self.kind == "color":
             prop = {"type": "string", "enum": sorted(set(COLOR_WORDS) - {"grey", "golden", "blonde"})}
+        elif self.names == "country":  # 249 names: a grammar llama.cpp builds at once (GeoNames' 45k cities: only checked)
+            prop = {"type": "string", "enum": list(gazetteer.country_names())}
         else:
             return None
         return {"type": "object", "properties": {key: prop}, "required": [key]}
@@ -305,6 +316,8 @@ class AnswerSpec:
             return None
         if _asks_who_or_where(self.question) and re.fullmatch(r"[\d.,\s]+", s):
             return None  # "Who is the bald man?" -> "2" names no one
+        if self.names:  # its own words for the place it names ("madrid"; "the united states" -> united states)
+            return gazetteer.named_place(self.names, s)
         if _too_long(words, self.question):
             return None
         return None if repeats_question(s, self.question) else s
@@ -322,6 +335,8 @@ class AnswerSpec:
             return f"{s!r} is a yes/no answer, but the question is open: name the thing asked about."
         if self.kind == "open" and _asks_who_or_where(self.question) and re.fullmatch(r"[\d.,\s]+", s):
             return f"{s!r} is a number, but the question asks {self.question.split()[0].lower()}: name a person, a thing or a place"
+        if self.kind == "open" and self.names:
+            return f"{s!r} is not the name of a {self.names}: the question asks which {self.names}; name one"
         if self.kind == "open" and _too_long(_words(s), self.question):
             return (f"{s[:60]!r}... is a long text of {len(_words(s))} words, but the question asks for a name or a short "
                     "phrase, not for the text read off the image: say what it asks in one to three words")
@@ -465,7 +480,90 @@ def expected_type(question: str, choices: Sequence[str] | None = None) -> Answer
         named = _named_options(q.split(",", 1)[1])  # the options follow the comma ("facing, left or right": not "facing")
         if named:
             return AnswerSpec("choice", named)
+    for kind, pattern in _ASKS_PLACE_NAME:
+        if pattern.search(q):
+            return AnswerSpec("open", question=question.strip(), names=kind)
     return AnswerSpec("open", question=question.strip())
+
+
+# "What country is this building style from?", "Which country's flag is it?", "In which city was this taken?"
+_ASKS_PLACE_NAME: tuple[tuple[gazetteer.PlaceKind, re.Pattern[str]], ...] = (
+    ("country", re.compile(r"\b(what|which)\s+(country|nation)('s)?\b|\b(country|nation)\s+(is|was)\s+(this|it|that)\b"
+                           r"|\bname of (this|the|that) (country|nation)\b")),
+    ("city", re.compile(r"\b(what|which)\s+(city|town)('s)?\b|\b(city|town)\s+(is|was)\s+(this|it|that)\b"
+                        r"|\bname of (this|the|that) (city|town)\b")),
+)
+
+
+# Where a thing lies: the option words of a place question and the place each names.
+PLACE_WORDS = {"left": "left", "right": "right", "top": "top", "upper": "top", "bottom": "bottom", "lower": "bottom",
+               "middle": "middle", "center": "middle", "centre": "middle", "edge": "edge", "side": "edge",
+               "corner": "edge", "border": "edge"}
+_FRAME_WORDS = {"photo", "image", "picture", "photograph", "frame", "scene", "shot", "view"}
+# Which way a thing points or faces is a direction, not a place ("Which way is it facing, left or right?").
+_DIRECTION_WORDS = {"way", "facing", "face", "faces", "pointing", "point", "points", "looking", "look", "looks",
+                    "turned", "turning", "heading", "moving", "going", "leaning", "direction"}
+_PLACE_TAIL = {"side", "part", "half", "corner", "edge", "of", "from", "in", "on", "the", "a", "an", "this", "that"}
+_PLACE_LEAD = {"on", "to", "at", "in", "towards", "toward", "the", "a", "an", "more", "further", "far", "located",
+               "placed", "positioned", "standing", "sitting", "lying", "found", "shown", "seen", "parked"}
+
+
+@dataclass(frozen=True)
+class PlaceAsked:
+    """What a place question asks: where ``thing`` lies, as one of ``options`` (the question's own words,
+    each naming the place in ``places``: left/right/top/bottom/middle/edge), in the photo
+    (``reference`` "") or beside another thing ("to the left or to the right of the man in the black
+    coat": ``reference`` "man in the black coat"). ``frame_named``: the question names the photo or a
+    side of it, so it asks where in the photo even when there are several of the thing."""
+
+    thing: str
+    options: tuple[str, ...]
+    places: tuple[str, ...]
+    reference: str = ""
+    frame_named: bool = False
+
+
+def asked_place(question: str) -> PlaceAsked | None:
+    """The :class:`PlaceAsked` of a choice question between places, or None for any other question:
+    "Is the tower on the left or the right side of the photo?" -> tower, left/right, the photo; "Is the
+    rocket in the middle or at the edge?" -> rocket, middle/edge. Directions ("Which way is the
+    motorcycle facing, left or right?") are not places."""
+    spec = expected_type(question)
+    if spec.kind != "choice" or spec.keep_words:
+        return None
+    places = tuple(PLACE_WORDS.get(o) for o in spec.options)
+    if None in places or len(set(places)) != len(places):
+        return None
+    words = _words(question.replace("?", " "))
+    if _DIRECTION_WORDS & set(words) or not words or words[0] not in _AUX:
+        return None
+    first = min(i for i, w in enumerate(words) if w in PLACE_WORDS)
+    last = max(i for i, w in enumerate(words) if w in PLACE_WORDS)
+    thing = words[1:first]
+    while thing and thing[-1] in _PLACE_LEAD:
+        thing.pop()
+    while thing and thing[0] in _ARTICLES:
+        thing.pop(0)
+    if not thing:
+        return None
+    tail = words[last + 1:]
+    frame_named = bool({"side", "half", "corner", "edge"} & set(words[first:last + 1] + tail[:1]))
+    while tail and tail[0] in {"side", "part", "half", "corner", "edge"}:
+        tail.pop(0)
+    reference = ""
+    if tail and tail[0] in {"of", "from", "than"}:
+        ref = tail[1:]
+        while ref and ref[0] in _ARTICLES:
+            ref.pop(0)
+        if ref and set(ref) <= _FRAME_WORDS:
+            frame_named = True
+        elif ref:
+            reference = " ".join(ref)
+    elif tail and set(w for w in tail if w not in _PLACE_TAIL) <= _FRAME_WORDS:
+        frame_named = frame_named or any(w in _FRAME_WORDS for w in tail)  # "... in the photo"
+    elif tail:
+        return None  # words after the options that name no frame nor a thing: not a plain place question
+    return PlaceAsked(" ".join(thing), spec.options, places, reference, frame_named)
 
 
 def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
@@ -477,5 +575,5 @@ def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
     return None
 
 
-__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "NO_ANSWER_WORDS", "best_typed", "clean", "counted_thing", "expected_type",
+__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "NO_ANSWER_WORDS", "PLACE_WORDS", "PlaceAsked", "asked_place", "best_typed", "clean", "counted_thing", "expected_type",
            "is_failure_answer", "miscount", "repeats_question"]

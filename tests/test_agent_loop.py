@@ -231,7 +231,7 @@ def test_vipergpt_grounding_falls_back_to_the_first_name_the_detector_finds(embe
 
 
 def test_expression_names_try_two_word_names_first_and_colours_last_and_skip_positions():
-    from hydra_vr.agent.roles import expression_names
+    from hydra_vr.api.names import expression_names
 
     # colours come last, as regions of that colour ("region": "orange" alone is the detector's fruit)
     assert expression_names("the man in the beige coat") == ["man", "coat", "beige region"]

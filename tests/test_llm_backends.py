@@ -84,6 +84,18 @@ class TestLlamaCpp:
         pieces = {llama.inner._load_locked().detokenize([t]).decode(errors="ignore").strip().lower() for t in starts}
         assert "unknown" in pieces and "none" in pieces and "no" not in pieces and "un" not in pieces
 
+    def test_a_country_question_is_answered_with_a_country(self, llama: ManagedChatModel) -> None:
+        # the answer type's enum of ISO 3166 names becomes a grammar: the reply can only name a country
+        from hydra_vr import gazetteer
+        from hydra_vr.answer_types import expected_type
+        from hydra_vr.llm.typed import answer_schema
+
+        spec = expected_type("What country is this building style from?")
+        ask = [ChatMessage("user", "The image classifier sees: palace 0.41, monastery 0.22, pagoda 0.12. "
+                                   'What country is this building style from? Reply as JSON {"answer": ...}.')]
+        said = json.loads(llama.chat(ask, max_tokens=24, json_schema=answer_schema(spec)).text)["answer"]
+        assert said in gazetteer.country_names() and spec.fits(said)
+
     def test_repeat_is_a_cache_hit(self, llama: ManagedChatModel) -> None:
         messages = [SYSTEM, ChatMessage("user", "Name one primary colour.")]
         before = llama.usage.snapshot()

@@ -175,7 +175,7 @@ def test_describe_leaves_a_detector_miss_and_a_placed_thing_to_the_llm(embedded_
 def test_grounding_fallback_finds_a_thing_by_its_colour_when_no_class_names_it(embedded_toolbox, photo) -> None:
     # "the red storage box on the shelf": neither the detector nor the classifier has a class for it; the
     # fallback's last name is its colour
-    from hydra_vr.agent.roles import expression_names
+    from hydra_vr.api.names import expression_names
 
     motorcycle = Image.open(photo("motorcycle")).convert("RGB")
     names = expression_names("the red storage box on the shelf")

@@ -37,7 +37,7 @@ def main() -> None:
 
     from PIL import Image
 
-    from hydra_vr.agent.roles import expression_names
+    from hydra_vr.api.names import expression_names
     from hydra_vr.api.choose import choose, cue
     from hydra_vr.api.toolbox import VisionToolbox
     from hydra_vr.assets import resolve_image

