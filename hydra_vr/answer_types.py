@@ -259,7 +259,9 @@ class AnswerSpec:
 
     # ---------------------------------------------------------------- prompts
     def describe(self) -> str:
-        """One sentence for a prompt: what the answer must look like."""
+        """One sentence for a prompt: what the answer must look like. A country or city question keeps the
+        open question's sentence: "answer with the name of a country" turned the 1.5B from "united
+        states" to "canada" for a US flag (its schema enum or check keeps it to a name)."""
         if self.kind == "yesno":
             return 'a yes/no question: answer "yes" or "no".'
         if self.kind == "choice":
@@ -268,8 +270,6 @@ class AnswerSpec:
             return "a count or number: answer with digits only (for example 3)."
         if self.kind == "color":
             return "a colour question: answer with colour words (for example red, or white and blue)."
-        if self.names:
-            return f'a question about a {self.names}: answer with the name of a {self.names}, never "yes" or "no".'
         return 'an open question: answer with a name or short phrase (one to three words), never "yes" or "no".'
 
     def json_schema(self, key: str = "answer") -> dict[str, Any] | None:

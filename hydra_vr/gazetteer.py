@@ -17,12 +17,12 @@ PlaceKind = Literal["country", "city"]
 
 # Names people use that ISO 3166 spells otherwise (it has "United States", "Russian Federation"; not
 # "USA" as a name, nor England, which is a country of the United Kingdom to a person asked "which country").
-_COUNTRY_ALIASES = {  # alias -> the ISO name, lower case
-    "usa": "united states", "us": "united states", "u.s.": "united states", "u.s.a.": "united states",
-    "america": "united states", "united states of america": "united states", "uk": "united kingdom",
-    "britain": "united kingdom", "great britain": "united kingdom", "england": "united kingdom",
-    "scotland": "united kingdom", "wales": "united kingdom", "russia": "russian federation",
-    "holland": "netherlands", "south korea": "korea, republic of", "north korea": "korea, democratic people's republic of",
+_COUNTRY_ALIASES = {  # as a person writes it -> the ISO name, lower case
+    "USA": "united states", "US": "united states", "U.S.": "united states", "U.S.A.": "united states",
+    "America": "united states", "United States of America": "united states", "UK": "united kingdom",
+    "Britain": "united kingdom", "Great Britain": "united kingdom", "England": "united kingdom",
+    "Scotland": "united kingdom", "Wales": "united kingdom", "Russia": "russian federation",
+    "Holland": "netherlands", "South Korea": "korea, republic of", "North Korea": "korea, democratic people's republic of",
 }
 _CITY_MIN_POPULATION = 15000
 _EXONYM_MIN_POPULATION = 500000
@@ -43,14 +43,15 @@ def countries() -> dict[str, str]:
             if name:  # answers are cleaned of a final full stop ("virgin islands, u.s.")
                 out[name.lower()] = out[name.lower().rstrip(".")] = canon
     for alias, name in _COUNTRY_ALIASES.items():
-        out[alias] = out[name]
+        out[alias.lower()] = out[alias.lower().rstrip(".")] = out[name]
     return out
 
 
 @cache
 def country_names() -> tuple[str, ...]:
-    """The names a JSON schema offers for a country answer (as written), sorted."""
-    return tuple(sorted(set(countries().values())))
+    """The names a JSON schema offers for a country answer (as written), sorted: ISO's and the aliases
+    people use. Without "USA" among them the 1.5B, kept off it, named Canada for the US flag."""
+    return tuple(sorted(set(countries().values()) | set(_COUNTRY_ALIASES)))
 
 
 @cache
