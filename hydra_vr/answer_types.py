@@ -499,6 +499,7 @@ _ASKS_PLACE_NAME: tuple[tuple[gazetteer.PlaceKind, re.Pattern[str]], ...] = (
 PLACE_WORDS = {"left": "left", "right": "right", "top": "top", "upper": "top", "bottom": "bottom", "lower": "bottom",
                "middle": "middle", "center": "middle", "centre": "middle", "edge": "edge", "side": "edge",
                "corner": "edge", "border": "edge"}
+_SIDE_WORDS = {"side", "half", "corner", "edge"}  # "... side of the photo": a side of the frame
 _FRAME_WORDS = {"photo", "image", "picture", "photograph", "frame", "scene", "shot", "view"}
 # Which way a thing points or faces is a direction, not a place ("Which way is it facing, left or right?").
 _DIRECTION_WORDS = {"way", "facing", "face", "faces", "pointing", "point", "points", "looking", "look", "looks",
@@ -547,8 +548,8 @@ def asked_place(question: str) -> PlaceAsked | None:
     if not thing:
         return None
     tail = words[last + 1:]
-    frame_named = bool({"side", "half", "corner", "edge"} & set(words[first:last + 1] + tail[:1]))
-    while tail and tail[0] in {"side", "part", "half", "corner", "edge"}:
+    frame_named = bool(_SIDE_WORDS & set(words[first:last + 1] + tail[:1]))
+    while tail and tail[0] in _SIDE_WORDS | {"part"}:  # "the left part" names no side of the photo
         tail.pop(0)
     reference = ""
     if tail and tail[0] in {"of", "from", "than"}:

@@ -232,7 +232,8 @@ class ImagePatch:
             >>> man = image_patch.find("man")[0]
             >>> answer = man.simple_query("What is the man holding?")
         """
-        return Reply(self._tools().simple_query(self.cropped_image, question, self._box(), self.original_image.size).text)
+        part = self._box() if self._is_object() else None  # where a part lies in the photo ("on the left?")
+        return Reply(self._tools().simple_query(self.cropped_image, question, part, self.original_image.size).text)
 
     def read_text(self) -> str:
         """Return the text written in this patch (OCR), words in reading order, '' if none.

@@ -274,8 +274,9 @@ class VisionToolbox:
     def simple_query(self, image: Image.Image, question: str, box: Box | None = None,
                      photo_size: Sequence[int] | None = None) -> Answer:
         """The answer to ``question`` about ``image``; ``box`` and ``photo_size`` say where ``image`` lies in
-        its whole photo (a patch's crop). A question where a thing lies ("on the left or the right?") is
-        answered from boxes when the tools find it (``api.where``), whatever the VQA backend."""
+        its whole photo when it is a part of it (a patch's crop; None for the whole photo). A question
+        where a thing lies ("on the left or the right?") is answered from boxes when the tools find it
+        (``api.where``), whatever the VQA backend."""
         if not str(question).strip():  # str(): a "no" Reply is false but not empty
             raise ValueError("simple_query() needs a non-empty question")
         t0 = time.perf_counter()

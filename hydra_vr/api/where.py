@@ -42,6 +42,7 @@ def locate(look_for: LookFor, image: Image.Image, text: str) -> Located | None:
     region), then the one its cue picks among them; None when nothing is found, or when an ordinal names
     one of several that no cue tells apart."""
     words = set(text.lower().replace(",", " ").split())
+    told = cue(text)
     for name in expression_names(text):
         if name.endswith(" region"):
             continue  # a colour region is not the thing ("red car": red paint anywhere)
@@ -49,7 +50,6 @@ def locate(look_for: LookFor, image: Image.Image, text: str) -> Located | None:
         if not dets:
             continue
         boxes = [tuple(float(v) for v in d.box.to_list(1)) for d in dets]
-        told = cue(text)
         if len(boxes) > 1 and told is not None:
             picked = choose(told, boxes, lambda: [image.crop(tuple(int(v) for v in b)) for b in boxes])
             if picked is None:
@@ -69,21 +69,20 @@ def answer_place(look_for: LookFor, image: Image.Image, question: str,
                  box: Sequence[float] | None = None, photo_size: Sequence[int] | None = None) -> tuple[str, str] | None:
     """(option, evidence) for a place question the boxes answer, else None.
 
-    ``image`` is the patch asked about; ``box`` and ``photo_size`` where it lies in the whole photo. A
-    patch smaller than the photo asked where it is in the photo is answered by its own box (its thing
-    is what it holds); the whole photo by where the tools find the thing (and the other thing of a
-    "left of the ..." question).
+    ``image`` is the patch asked about; ``box`` and ``photo_size`` where it lies in the whole photo when it
+    is a part of it (None for the whole photo). A part asked where it is in the photo is answered by its
+    own box (its thing is what it holds); the whole photo by where the tools find the thing (and the
+    other thing of a "left of the ..." question).
     """
     asked = asked_place(question)
     if asked is None:
         return None
     if box is not None and photo_size is not None:
+        if asked.reference:
+            return None  # beside another thing: not in this crop's box alone
         w, h = photo_size
-        if not (box[0] <= 0 and box[1] <= 0 and box[2] >= w and box[3] >= h):
-            if asked.reference:
-                return None  # beside another thing: not in this crop's box alone
-            said = place_in(box, (0, 0, w, h), asked.places)
-            return _option(asked, said, f"this patch at {_box_text(box)} of the {w}x{h} photo")
+        said = place_in(box, (0, 0, w, h), asked.places)
+        return _option(asked, said, f"this patch at {_box_text(box)} of the {w}x{h} photo")
     frame = (0.0, 0.0, float(image.width), float(image.height))
     thing = locate(look_for, image, asked.thing)
     if thing is None:
