@@ -101,6 +101,8 @@ _FUNCTION_WORDS = frozenset(_AUX) | _ARTICLES | {
 # ("What does the stop sign say?": exempt from the repeat check), and, narrower, one that asks to READ the
 # text out, which alone may take a long answer ("What language is written on the bus?" is about text, but
 # its answer is one word).
+# a question about what someone wears (the garments module's body parts read it too)
+WEARING = re.compile(r"\b(wear|wears|wearing|worn|dressed|has on|have on|put on)\b", re.I)
 _ABOUT_TEXT = re.compile(r"\b(say|says|said|written|write|read|reads|text|word|words|title|spell\w*|letters?|label)\b")
 _READS = re.compile(r"\b(say|says|said|read|reads|spell|spells|quote)\b|^\s*what\s+(is|are)\s+(written|printed|typed)\b"
                     r"|^\s*what\s+((is|are)\s+(the\s+)?)?(text|words?|letters?|sentence|title|headline|caption|message)\b", re.I)
@@ -318,9 +320,15 @@ class AnswerSpec:
             return None  # "Who is the bald man?" -> "2" names no one
         if self.names:  # its own words for the place it names ("madrid"; "the united states" -> united states)
             return gazetteer.named_place(self.names, s)
-        if _too_long(words, self.question):
+        if _too_long(words, self.question) or self._only_colour(words):
             return None
         return None if repeats_question(s, self.question) else s
+
+    def _only_colour(self, words: list[str]) -> bool:
+        """A bare colour ("white") for what someone wears: the garment is asked, a colour may only go with
+        it ("black coat"). A program that asked its patch "What color is the shirt?" instead of "What is the
+        bearded man wearing over his shirt?" made "white" the answer."""
+        return bool(words) and WEARING.search(self.question) is not None and all(w in COLOR_WORDS or w == "and" for w in words)
 
     def check(self, answer: Any) -> str | None:
         """None when ``answer`` fits this type, else the reason (for a re-ask or a report)."""
@@ -340,6 +348,8 @@ class AnswerSpec:
         if self.kind == "open" and _too_long(_words(s), self.question):
             return (f"{s[:60]!r}... is a long text of {len(_words(s))} words, but the question asks for a name or a short "
                     "phrase, not for the text read off the image: say what it asks in one to three words")
+        if self.kind == "open" and self._only_colour(_words(s)):
+            return f"{s!r} is only a colour, but the question asks what is worn: name the garment (a colour may go with it)"
         if self.kind == "open" and repeats_question(s, self.question):
             return (f"{s!r} only repeats what the question is about; answer what it asks about it "
                     "(a name, a thing, a place), not its subject")

@@ -312,3 +312,100 @@ def test_describe_lists_the_named_object_first_with_its_own_colours(toolbox_with
     assert findings["relevant"] and findings["relevant"][0]["label"] == "bus"
     assert findings["relevant"][0]["colors"]  # measured on the bus's own pixels
     assert all(o["label"] != "bus" for o in findings["objects"])
+
+
+def test_a_text_patch_returned_for_a_reading_question_is_answered_with_its_text(toolbox_with_llm, sandbox, photo):
+    # programs for "What is the title ...?" return the title's patch; asked again, the describe LLM said "title"
+    script = Script(
+        planner=[plan("Find the title and return it")],
+        reasoner=[code('final_answer = ImagePatch(image).find("title")[0]')],
+        summarizer=[decide("answer", "region-based segmentation")],
+    )
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=1).run(str(photo("page")), "What is the title at the top of the page?")
+    assert result.ok, result.error
+    assert result.steps[0].guess == "region-based segmentation"  # the program's own answer, not the summarizer's
+    assert result.answer == "region-based segmentation"
+
+
+def test_a_text_patch_is_no_answer_to_a_question_that_does_not_ask_to_read(toolbox_with_llm, sandbox, photo):
+    from hydra_vr.agent.step import typed_guess
+    from hydra_vr.answer_types import expected_type
+
+    toolbox_with_llm.holder["llm"] = Script().chat
+    program = sandbox.run('final_answer = ImagePatch(image).find("title")[0]', str(photo("page")))
+    assert program.ok and isinstance(program.final_answer, dict)
+    read, why = typed_guess(program, expected_type("What is the title at the top of the page?"))
+    assert read == "region-based segmentation" and why is None
+    kept, why = typed_guess(program, expected_type("What is at the top of the page?"))
+    assert kept is None and "patch" in why
+
+
+def test_describe_answers_a_background_colour_from_the_border(toolbox_with_llm, photo):
+    from PIL import Image
+
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.prompts import render_prompt
+
+    d = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=None))
+    flower = Image.open(photo("flower")).convert("RGB")
+    asked = d.describe(flower, "What color is the background?")
+    # the dark blue-green leaves around the orange dahlia (named black and blue), not the flower's colours:
+    # shown the flower as "the likely subject", the 1.5B answered "orange"
+    assert asked["background"] and asked["subject_colors"] is None
+    assert [c.split()[0] for c in asked["colors"][:2]] == ["black", "blue"]
+    text = render_prompt("vqa_describe_user", **asked, expected="a colour")
+    assert "Background colours (the patch border): black" in text and "stands out" not in text
+    thing = d.describe(flower, "What color is the flower in the background?")  # a thing in it, not the background
+    assert not thing["background"]
+
+
+def test_describe_says_when_no_tool_looked_for_what_a_yes_no_question_asks(toolbox_with_llm, photo):
+    from PIL import Image
+
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.prompts import render_prompt
+
+    d = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=None))
+    cat = Image.open(photo("chelsea")).convert("RGB")
+    for question, unchecked in [("Does the cat have stripes?", True), ("Is she smiling?", True),
+                                ("Is there a cat in the photo?", False),  # the detector searched and found it
+                                ("What color is the cat?", False)]:
+        findings = d.describe(cat, question)
+        assert findings["unchecked"] is unchecked, question
+        text = render_prompt("vqa_describe_user", **findings, expected="yes or no")
+        assert ("no evidence for \"no\"" in text) is unchecked, question
+
+
+def test_describe_reads_the_text_of_a_page_for_a_question_about_what_is_on_it(toolbox_with_llm, photo):
+    from PIL import Image
+
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+
+    d = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=None))
+    page = Image.open(photo("page")).convert("RGB")
+    texts = d.describe(page, "Is there any code on the page?")["texts"]
+    assert texts is not None and any("np.zeros" in t for t in texts)  # the code line at the bottom
+    assert d.describe(page, "How many people are there?")["texts"] is None  # OCR only where text may answer
+
+
+def test_describe_reads_signs_for_a_city_and_lists_big_letters_first(toolbox_with_llm, photo):
+    from PIL import Image
+
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.prompts import render_prompt
+
+    d = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=None))
+    bus = Image.open(photo("bus")).convert("RGB").crop((15, 216, 793, 758))  # the bus's box
+    city = d.describe(bus, "In which city was this photo taken?")  # no word about text, but a city is asked
+    assert city["texts"] is not None and "MADRID" in city["texts"]
+    big = d.describe(bus, "What words are written in big white letters on the side of the bus?")
+    # "cero emisiones", two lines in the tallest letters (with the destination sign's), before the logos and
+    # the small print; in reading order they came ninth and tenth
+    assert big["texts"][:3] == ["M15OL/SEUILLA", "cero", "emisiones"] and big["texts_by_size"]
+    assert "the largest letters first: M15OL/SEUILLA | cero | emisiones |" in render_prompt("vqa_describe_user", **big, expected="a phrase")
+    plain = d.describe(bus, "What words are written on the side of the bus?")
+    assert not plain["texts_by_size"] and sorted(plain["texts"]) == sorted(big["texts"])  # same lines, read order

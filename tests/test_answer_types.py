@@ -235,3 +235,20 @@ def test_questions_that_ask_to_read_text_out(question, reads):
         why = spec.check(_OCR_DUMP)
         assert "long text" in why and "one to three words" in why
         assert spec.coerce("spanish") == "spanish"  # a short answer to the same question fits
+
+
+@pytest.mark.parametrize("question, answer, fits", [
+    ("What is the bearded man wearing over his shirt?", "white", False),
+    ("What is she wearing on her head?", "red and white", False),
+    ("What is the man dressed in?", "Black.", False),
+    ("What is the bearded man wearing over his shirt?", "black coat", True),
+    ("What is she wearing?", "orange spacesuit", True),
+    ("What is she wearing?", "uniform", True),
+    ("What is the man holding?", "red", True),  # not a question about clothing: a colour may name a thing
+    ("What color is his shirt?", "white", True),  # a colour question
+])
+def test_a_bare_colour_does_not_say_what_someone_wears(question, answer, fits):
+    spec = expected_type(question)
+    assert spec.fits(answer) is fits
+    if not fits:
+        assert "only a colour" in spec.check(answer) and spec.coerce(answer) is None

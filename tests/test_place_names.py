@@ -74,6 +74,10 @@ def test_a_reply_that_names_no_city_is_reasked_with_the_reason():
     reply = ask_typed(llm, [ChatMessage("user", "In which city is this place?")], spec)
     assert reply.answer == "beijing" and reply.tries == 2
     assert "'monastery' is not the name of a city" in llm.calls[1].messages[-1].content
+    # asked again, the 1.5B said "city" again for the pagoda's city: a city re-ask asks for ranked guesses
+    llm = ScriptedChat([json.dumps({"answer": "city"}), json.dumps({"guesses": ["town", "beijing", "paris"]})])
+    reply = ask_typed(llm, [ChatMessage("user", "In which city is this place?")], spec)
+    assert reply.answer == "beijing" and "guesses" in llm.calls[1].json_schema["properties"]
     # a country question sends its names as the schema's enum (a llama.cpp grammar)
     country = expected_type("What country is this building style from?")
     llm = ScriptedChat([json.dumps({"answer": "china"})])

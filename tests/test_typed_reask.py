@@ -37,9 +37,13 @@ def test_closed_types_guess_within_their_schema_and_other_misfits_ask_for_one_an
     llm = ScriptedChat([json.dumps({"answer": "unknown"}), json.dumps({"guesses": ["blue", "white", "red"]})])
     assert ask_typed(llm, [ChatMessage("user", "What color is the bus?")], colour).answer == "blue"
     assert "enum" in llm.calls[1].json_schema["properties"]["guesses"]["items"]
-    llm = ScriptedChat([json.dumps({"answer": "yes"}), json.dumps({"answer": "madrid"})])
-    assert ask_typed(llm, ASK, CITY).answer == "madrid"
+    held = expected_type("What is the man holding?")
+    llm = ScriptedChat([json.dumps({"answer": "yes"}), json.dumps({"answer": "umbrella"})])
+    assert ask_typed(llm, [ChatMessage("user", "What is the man holding?")], held).answer == "umbrella"
     assert "guesses" not in json.dumps(llm.calls[1].json_schema) and llm.calls[1].max_tokens == 24
+    # a city question's misfit asks for guesses: the names are only checked, so more of them help
+    llm = ScriptedChat([json.dumps({"answer": "yes"}), json.dumps({"guesses": ["downtown", "madrid", "paris"]})])
+    assert ask_typed(llm, ASK, CITY).answer == "madrid" and "guesses" in json.dumps(llm.calls[1].json_schema)
     # retries=0: the one reply, refused, is returned as said for the caller to refuse
     llm = ScriptedChat([json.dumps({"answer": "unknown"})])
     reply = ask_typed(llm, ASK, CITY, retries=0)

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import AnswerSpec, is_failure_answer, miscount
+from hydra_vr.answer_types import AnswerSpec, asks_to_read, is_failure_answer, miscount
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
@@ -260,7 +260,10 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
         return None, "the program set no final_answer; try another way to get the answer"
     value = program.final_answer
     if isinstance(value, (dict, list)):
-        return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
+        read = patch_text(value, program.calls) if asks_to_read(spec.question) else None
+        if read is None:
+            return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
+        value = read  # "What is the title?" -> the text patch find() returned: its text is the answer
     typed = spec.coerce(value)
     if typed is not None:
         refused = unfounded_negative(typed, spec, program.calls) or _miscount(program, spec, typed)
@@ -270,6 +273,25 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
         return None, (f"{reason}; the detector may have no class for that name: try another approach, for example "
                       "simple_query on the whole image")
     return None, reason
+
+
+def patch_text(value: Any, calls: Sequence[Any]) -> str | None:
+    """The text OCR read in a final_answer patch (or a one-patch list), when find() returned that patch as
+    written text; None otherwise. Programs for "What is the title at the top of the page?" return the
+    title's patch, and asked again the describe LLM answered "title" from the same OCR lines."""
+    if isinstance(value, list):
+        if len(value) != 1:
+            return None
+        value = value[0]
+    if not isinstance(value, dict) or value.get("box") is None:
+        return None
+    for call in reversed(calls):
+        if call.tool != "find":
+            continue
+        for det in call.result or []:
+            if getattr(det, "text", None) and _same_box(value["box"], det.box.to_list()):
+                return str(det.text)
+    return None
 
 
 def unfounded_negative(answer: str, spec: AnswerSpec, calls: Sequence[Any]) -> str | None:

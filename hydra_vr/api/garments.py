@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
+from hydra_vr.answer_types import WEARING
 from hydra_vr.api import colors as color_ops
 
 Box = Sequence[float]
@@ -60,7 +61,6 @@ _PART_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((part, re.compile(p
     ("body", r"\b(coats?|jackets?|shirts?|t-shirts?|suits?|uniforms?|dress|dresses|outfits?|clothes|clothing|"
              r"sweaters?|vests?|gowns?|robes?|blouses?|hoodies?|garments?)\b"),
 ))
-_WEARING = re.compile(r"\b(wear|wears|wearing|worn|dressed|has on|have on|put on)\b", re.I)
 
 
 def worn_part(question: str) -> str | None:
@@ -70,7 +70,7 @@ def worn_part(question: str) -> str | None:
     for part, pattern in _PART_WORDS:
         if pattern.search(question):
             return part
-    return "body" if _WEARING.search(question) else None
+    return "body" if WEARING.search(question) else None
 
 
 def garment(label: str, part: str) -> str | None:

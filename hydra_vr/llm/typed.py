@@ -94,7 +94,8 @@ def ask_typed(
 ) -> TypedReply:
     """Ask for ``{"answer": ...}`` of type ``spec``; re-ask up to ``retries`` times with the reason.
 
-    A reply that reports a failure ("unknown") is re-asked for ``guesses`` ranked guesses whose items
+    A reply that reports a failure ("unknown"), or that names no city for a city question (45k names make
+    no grammar, only a check), is re-asked for ``guesses`` ranked guesses whose items
     exclude the words that are no answer, and the first that fits is taken. Asked again for one answer,
     or for a list without the exclusion, the 1.5B said "unknown" again (6 of 124 labelled questions
     under vipergpt ended with no answer); with it (a logit bias in llama.cpp) it names something.
@@ -115,7 +116,8 @@ def ask_typed(
         reason = (spec.check(reply.raw) or "the answer does not fit the question").rstrip(".")
         reply.reasons.append(reason)
         msgs.append(ChatMessage("assistant", res.text.strip() or "{}"))
-        if guesses > 1 and all(is_failure_answer(c) for c in offered):
+        # a failure, or a name of a set too large for a grammar (a city): ranked guesses give more to check
+        if guesses > 1 and (all(is_failure_answer(c) for c in offered) or spec.names == "city"):
             schema, tokens = guesses_schema(spec, guesses), max_tokens * guesses
             msgs.append(ChatMessage("user", _GUESS_ASK.format(reason=reason, n=guesses)))
         else:

@@ -29,7 +29,9 @@ from hydra_vr.prompts import load_examples, render_prompt
 
 log = logging.getLogger(__name__)
 
-_TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|letter|sign|number|brand|name|title|label|logo)\b", re.I)
+# questions about text, or about a thing made of it ("Is there any code on the page?"): OCR runs for them
+_TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|letter|sign|number|brand|name|title|label|logo"
+                            r"|code|page|pages|paper|document|book|poster|equation|formula|printed|handwrit\w*|typed)\b", re.I)
 _PEOPLE_QUESTION = re.compile(r"\b(face|faces|person|people|man|woman|boy|girl|child|who)\b", re.I)
 
 
@@ -44,6 +46,22 @@ _STOPWORDS = {"what", "which", "who", "where", "how", "is", "are", "the", "a", "
               "color", "colour", "many", "there", "picture", "image", "photo", "left", "right", "top", "bottom"}
 
 
+_BIG_TEXT = re.compile(r"\b(big|bigger|biggest|large|larger|largest|huge|giant)\b", re.I)
+
+
+def _largest_first(regions: list) -> list:
+    """OCR lines with letters nearly as tall as the tallest (within 25%) first, in reading order, then the
+    rest: for "What words are written in big white letters on the side of the bus?" the 1.5B took the
+    first line read, a small logo, over "cero emisiones" in letters three times its height."""
+    if not regions:
+        return regions
+    tallest = max(r.box.height for r in regions)
+    big = [r for r in regions if r.box.height >= 0.75 * tallest]
+    return big + [r for r in regions if r not in big]
+
+
+# the background itself ("what color is the background?"), not a thing in it ("the car in the background")
+_BACKGROUND_QUESTION = re.compile(r"\bcolou?rs?\s+(?:is|are|of)\s+the\s+(?:background|backdrop)\b|\b(?:background|backdrop)\s+colou?r", re.I)
 _ROWS_QUESTION = re.compile(r"\b(rows?|columns?)\b", re.I)
 
 
@@ -62,7 +80,8 @@ def _rows(question: str, boxes: list[list[int]], what: str) -> dict | None:
 
 
 class DescribeVQA:
-    """Options: max_objects, classifier_top_k, ocr ("auto": only for questions about text, "always", "never"),
+    """Options: max_objects, classifier_top_k, ocr ("auto": for questions about text or a thing made of it,
+    and for questions that ask for a city or a country; "always"; "never"),
     relevant_colors (how many of the objects the question names get their own measured colours),
     worn_people (for a question about clothing, how many people get the garments classified on the
     body part it asks about)."""
@@ -111,7 +130,8 @@ class DescribeVQA:
         if tb.has("classifier"):
             labels = [f"{ls.label} ({ls.score:.2f})" for ls in tb.backend("classifier").classify([image], top_k=self.classifier_top_k)[0]]
         colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.dominant_colors(image) if c.fraction >= 0.05]
-        kind = expected_type(question).kind
+        spec = expected_type(question)
+        kind = spec.kind
         # one face search for both the garment parts and the face count
         found_faces = functools.cache(lambda: [f.box.to_list(0) for f in tb.backend("faces").detect_faces(image)]
                                       if tb.has("faces") else [])
@@ -119,7 +139,10 @@ class DescribeVQA:
         # A colour question about a thing the detector did not find: the whole patch's colours are mostly
         # background; the pixels that differ from the patch border's colours are the likelier subject.
         subject_colors = None
-        if not relevant and not (worn and worn["colors"]) and kind == "color":
+        background = kind == "color" and _BACKGROUND_QUESTION.search(question) is not None
+        if background:  # "what color is the background?" asks for the border's colours, not the subject's
+            colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.border_colors(image) if c.fraction >= 0.05]
+        elif not relevant and not (worn and worn["colors"]) and kind == "color":
             border = color_ops.border_colors(image)
             if border and border[0].fraction >= 0.8:  # a plain backdrop (a page, a wall): what differs from it
                 subject = color_ops.standout_colors(image)
@@ -129,17 +152,26 @@ class DescribeVQA:
             if subject_colors:  # the whole-patch shares would list the background first; say what it is
                 colors = [f"{c.name} {c.fraction:.0%}" for c in border if c.fraction >= 0.05]
         texts = None
-        if tb.has("ocr") and (self.ocr == "always" or (self.ocr == "auto" and _TEXT_QUESTION.search(question))):
-            texts = [r.text for r in tb.backend("ocr").read_text(image)]
+        # a question for a city or a country reads signs too: the bus photo's "MADRID" is written on the bus
+        reads = _TEXT_QUESTION.search(question) is not None or spec.names is not None
+        if tb.has("ocr") and (self.ocr == "always" or (self.ocr == "auto" and reads)):
+            regions = tb.backend("ocr").read_text(image)
+            big = _BIG_TEXT.search(question) is not None
+            texts = [r.text for r in (_largest_first(regions) if big else regions)]
         faces = None
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
             faces = len(found_faces())
         shapes, shape_boxes = self._shapes(image, question)
         rows = _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects")
+        search = self._search(image, question)
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
-                "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows,
-                "search": self._search(image, question), "question": question}
+                "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
+                "texts_by_size": texts is not None and _BIG_TEXT.search(question) is not None,
+                # A yes/no question no search answered ("Is she smiling?", "Does the cat have stripes?"): the
+                # findings list what the tools can see, so the 1.5B read every unlisted thing as a "no" (16 of
+                # the 18 yes/no questions of the labelled photos answered "no", 11 of them wrong).
+                "unchecked": kind == "yesno" and search is None, "question": question}
 
     def _search(self, image: Image.Image, question: str) -> dict | None:
         """For a presence question ("is there a yellow shape?"), the search for what it asks about, where
@@ -222,8 +254,10 @@ class DescribeVQA:
             msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
             for ex in load_examples("describe")["examples"]:
                 f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
-                     "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None, "worn": None} | ex["findings"]
+                     "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None, "worn": None, "background": False,
+                     "texts_by_size": False} | ex["findings"]
                 spec = expected_type(ex["question"])
+                f["unchecked"] = spec.kind == "yesno" and not f["search"]
                 msgs += [ChatMessage("user", render_prompt("vqa_describe_user", **f, question=ex["question"], expected=spec.describe())),
                          ChatMessage("assistant", json.dumps({"answer": str(ex["answer"])}))]
             self._prefix = msgs
