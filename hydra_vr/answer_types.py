@@ -97,12 +97,12 @@ _FUNCTION_WORDS = frozenset(_AUX) | _ARTICLES | {
     "for", "by", "and", "or", "it", "its", "he", "she", "they", "his", "her", "their", "there", "here", "you", "your",
     "i", "we", "usually", "often", "typically", "kind", "type", "sort", "name", "called", "picture", "photo", "image",
 }
+# a question about what someone wears (the garments module's body parts read it too)
+WEARING = re.compile(r"\b(wear|wears|wearing|worn|dressed|has on|have on|put on)\b", re.I)
 # Two kinds of question about text: one ABOUT written text, whose answer may well repeat the question
 # ("What does the stop sign say?": exempt from the repeat check), and, narrower, one that asks to READ the
 # text out, which alone may take a long answer ("What language is written on the bus?" is about text, but
 # its answer is one word).
-# a question about what someone wears (the garments module's body parts read it too)
-WEARING = re.compile(r"\b(wear|wears|wearing|worn|dressed|has on|have on|put on)\b", re.I)
 _ABOUT_TEXT = re.compile(r"\b(say|says|said|written|write|read|reads|text|word|words|title|spell\w*|letters?|label)\b")
 _READS = re.compile(r"\b(say|says|said|read|reads|spell|spells|quote)\b|^\s*what\s+(is|are)\s+(written|printed|typed)\b"
                     r"|^\s*what\s+((is|are)\s+(the\s+)?)?(text|words?|letters?|sentence|title|headline|caption|message)\b", re.I)

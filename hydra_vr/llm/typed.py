@@ -116,8 +116,8 @@ def ask_typed(
         reason = (spec.check(reply.raw) or "the answer does not fit the question").rstrip(".")
         reply.reasons.append(reason)
         msgs.append(ChatMessage("assistant", res.text.strip() or "{}"))
-        # a failure, or a name of a set too large for a grammar (a city): ranked guesses give more to check
-        if guesses > 1 and (all(is_failure_answer(c) for c in offered) or spec.names == "city"):
+        # a failure, or a name of a set only checked, too large for a grammar (a city): ranked guesses give more to check
+        if guesses > 1 and (all(is_failure_answer(c) for c in offered) or (spec.names is not None and spec.json_schema() is None)):
             schema, tokens = guesses_schema(spec, guesses), max_tokens * guesses
             msgs.append(ChatMessage("user", _GUESS_ASK.format(reason=reason, n=guesses)))
         else:

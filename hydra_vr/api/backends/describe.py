@@ -46,6 +46,18 @@ _STOPWORDS = {"what", "which", "who", "where", "how", "is", "are", "the", "a", "
               "color", "colour", "many", "there", "picture", "image", "photo", "left", "right", "top", "bottom"}
 
 
+def _named(shares: list, floor: float = 0.05) -> list[str]:
+    """Colour shares as the findings write them ("red 37%"), those under ``floor`` left out."""
+    return [f"{c.name} {c.fraction:.0%}" for c in shares if c.fraction >= floor]
+
+
+def _unchecked(kind: str, search: dict | None) -> bool:
+    """A yes/no question no search answered ("Is she smiling?", "Does the cat have stripes?"): the findings
+    list what the tools can see, so the 1.5B read every unlisted thing as a "no" (16 of the 18 yes/no
+    questions of the labelled photos answered "no", 11 of them wrong). Said in the findings, examples too."""
+    return kind == "yesno" and not search
+
+
 _BIG_TEXT = re.compile(r"\b(big|bigger|biggest|large|larger|largest|huge|giant)\b", re.I)
 
 
@@ -122,14 +134,14 @@ class DescribeVQA:
                 item["colors"] = []
                 if len(relevant) < self.relevant_colors:
                     crop = image.crop(tuple(item["box"]))
-                    item["colors"] = [f"{c.name} {c.fraction:.0%}" for c in tb.colors(crop, foreground=True) if c.fraction >= 0.05]
+                    item["colors"] = _named(tb.colors(crop, foreground=True))
                 relevant.append(item)
             else:
                 objects.append(item)
         labels = []
         if tb.has("classifier"):
             labels = [f"{ls.label} ({ls.score:.2f})" for ls in tb.backend("classifier").classify([image], top_k=self.classifier_top_k)[0]]
-        colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.dominant_colors(image) if c.fraction >= 0.05]
+        colors = _named(color_ops.dominant_colors(image))
         spec = expected_type(question)
         kind = spec.kind
         # one face search for both the garment parts and the face count
@@ -141,23 +153,22 @@ class DescribeVQA:
         subject_colors = None
         background = kind == "color" and _BACKGROUND_QUESTION.search(question) is not None
         if background:  # "what color is the background?" asks for the border's colours, not the subject's
-            colors = [f"{c.name} {c.fraction:.0%}" for c in color_ops.border_colors(image) if c.fraction >= 0.05]
+            colors = _named(color_ops.border_colors(image))
         elif not relevant and not (worn and worn["colors"]) and kind == "color":
             border = color_ops.border_colors(image)
             if border and border[0].fraction >= 0.8:  # a plain backdrop (a page, a wall): what differs from it
                 subject = color_ops.standout_colors(image)
             else:  # the subject touches the border (a patch cropped to its object) or a scene: its colour-contrast mask
                 subject = color_ops.dominant_colors(image, foreground=True)
-            subject_colors = [f"{c.name} {c.fraction:.0%}" for c in subject if c.fraction >= 0.2]
+            subject_colors = _named(subject, 0.2)
             if subject_colors:  # the whole-patch shares would list the background first; say what it is
-                colors = [f"{c.name} {c.fraction:.0%}" for c in border if c.fraction >= 0.05]
-        texts = None
+                colors = _named(border)
+        texts, big_text = None, _BIG_TEXT.search(question) is not None
         # a question for a city or a country reads signs too: the bus photo's "MADRID" is written on the bus
         reads = _TEXT_QUESTION.search(question) is not None or spec.names is not None
         if tb.has("ocr") and (self.ocr == "always" or (self.ocr == "auto" and reads)):
             regions = tb.backend("ocr").read_text(image)
-            big = _BIG_TEXT.search(question) is not None
-            texts = [r.text for r in (_largest_first(regions) if big else regions)]
+            texts = [r.text for r in (_largest_first(regions) if big_text else regions)]
         faces = None
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
             faces = len(found_faces())
@@ -167,11 +178,7 @@ class DescribeVQA:
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
-                "texts_by_size": texts is not None and _BIG_TEXT.search(question) is not None,
-                # A yes/no question no search answered ("Is she smiling?", "Does the cat have stripes?"): the
-                # findings list what the tools can see, so the 1.5B read every unlisted thing as a "no" (16 of
-                # the 18 yes/no questions of the labelled photos answered "no", 11 of them wrong).
-                "unchecked": kind == "yesno" and search is None, "question": question}
+                "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question}
 
     def _search(self, image: Image.Image, question: str) -> dict | None:
         """For a presence question ("is there a yellow shape?"), the search for what it asks about, where
@@ -223,7 +230,7 @@ class DescribeVQA:
                 if name is not None and name not in named:
                     named[name] = f"{name} {g.score:.2f}" if name == g.label.lower() else f"{name} ({g.label}) {g.score:.2f}"
             item["garments"] = list(named.values())
-            item["colors"] = [f"{c.name} {c.fraction:.0%}" for c in tb.colors(crop, foreground=True) if c.fraction >= 0.05] if color else []
+            item["colors"] = _named(tb.colors(crop, foreground=True)) if color else []
         return {"part": part, "people": items, "colors": color}
 
     def _shapes(self, image: Image.Image, question: str) -> tuple[list[dict] | None, list[list[int]]]:
@@ -242,7 +249,7 @@ class DescribeVQA:
             item = {"kind": hit.kind, "box": [int(v) for v in hit.box.to_list(0)], "colors": []}
             if i < 3:
                 crop = image.crop(tuple(item["box"]))
-                item["colors"] = [f"{c.name} {c.fraction:.0%}" for c in tb.colors(crop, foreground=True) if c.fraction >= 0.2]
+                item["colors"] = _named(tb.colors(crop, foreground=True), 0.2)
             out.append(item)
         return out, [[int(v) for v in h.box.to_list(0)] for h in hits]  # all of them: rows group every one
 
@@ -257,7 +264,7 @@ class DescribeVQA:
                      "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None, "worn": None, "background": False,
                      "texts_by_size": False} | ex["findings"]
                 spec = expected_type(ex["question"])
-                f["unchecked"] = spec.kind == "yesno" and not f["search"]
+                f["unchecked"] = _unchecked(spec.kind, f["search"])
                 msgs += [ChatMessage("user", render_prompt("vqa_describe_user", **f, question=ex["question"], expected=spec.describe())),
                          ChatMessage("assistant", json.dumps({"answer": str(ex["answer"])}))]
             self._prefix = msgs
