@@ -577,6 +577,47 @@ def asked_place(question: str) -> PlaceAsked | None:
     return PlaceAsked(" ".join(thing), spec.options, places, reference, frame_named)
 
 
+# A question that asks what people know of the thing pictured, not what the pixels show ("Is this drink
+# usually served hot or cold?", "What is the foam on top of this drink called?"): OK-VQA's kind.
+_KNOWLEDGE = re.compile(r"\b(usually|typically|normally|commonly|generally|called|known (?:as|for)|famous|invented|"
+                        r"originat\w*|comes? from|made (?:of|from)|built by|builds?|manufactur\w*|used for|served|"
+                        r"eats?|native|sound)\b")
+# words that end the noun phrase after "this": the question goes on ("this drink usually", "this rocket in")
+_AFTER_THING = _KNOWLEDGE.pattern + r"|\b(is|are|was|were|do|does|did|has|have|can|will|would|should|most|likely|"\
+    r"of|in|on|at|to|from|for|by|with|and|or|that|which|made|come|comes|make|makes|live|lives|belong|belongs|look|looks)\b"
+
+
+@dataclass(frozen=True)
+class KnowledgeAsked:
+    """A question about what is known of the thing it points at: ``phrase`` "this drink", ``head`` "drink",
+    and where the phrase ends in the question, so the thing's name can follow it."""
+
+    question: str
+    phrase: str
+    head: str
+    end: int
+
+    def naming(self, name: str) -> str:
+        """The question with the pictured thing's name after its phrase: "Is this drink (espresso) usually
+        served hot or cold?". The 1.5B answered that "hot" and "crema"; given the same name among the
+        findings it said "cold" and "milk foam", and for "this cat" (the name put in place) it said "meow"
+        to what it eats."""
+        return f"{self.question[: self.end]} ({name}){self.question[self.end:]}"
+
+
+def asked_knowledge(question: str) -> KnowledgeAsked | None:
+    """The :class:`KnowledgeAsked` of a question that asks what is known of "this <thing>" (a cue like
+    "usually", "called", "famous", "made of"), or None: "What color is this drink?" asks the pixels."""
+    q = str(question)
+    if not _KNOWLEDGE.search(q.lower()):
+        return None
+    m = re.search(r"\b(this|these)\s+((?:[a-z]+\s+){0,2}?[a-z]+)(?=\s+(?:" + _AFTER_THING + r")|\s*[?.!]|\s*$)", q, re.I)
+    if not m or m.group(2).lower() in _FUNCTION_WORDS or re.search(_AFTER_THING, m.group(2).lower()):
+        return None
+    phrase = m.group(0)
+    return KnowledgeAsked(q, phrase, m.group(2).split()[-1].lower(), m.end())
+
+
 def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
     """The last candidate that fits ``spec`` (coerced), or None: the loop's fallback guess."""
     for c in reversed(list(candidates)):
@@ -586,5 +627,5 @@ def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
     return None
 
 
-__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "NO_ANSWER_WORDS", "PLACE_WORDS", "PlaceAsked", "asked_place", "best_typed", "clean", "counted_thing", "expected_type",
+__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "NO_ANSWER_WORDS", "PLACE_WORDS", "KnowledgeAsked", "PlaceAsked", "asked_knowledge", "asked_place", "best_typed", "clean", "counted_thing", "expected_type",
            "is_failure_answer", "miscount", "repeats_question"]

@@ -17,6 +17,7 @@ MARKERS = {
     "summarizer": "You decide whether",
     "final": "The step limit was reached",
     "describe": "You answer questions about an image you cannot see",
+    "knowledge": "Answer the question from general knowledge",
 }
 
 
@@ -300,6 +301,32 @@ def test_describe_reasks_unknown_for_ranked_guesses(toolbox_with_llm, photo):
     Patch(str(photo("chelsea"))).simple_query("Which animal is this?")
     assert "best guesses" not in script.messages("describe")[1][-1].content
     assert "guesses" not in json.dumps(script.calls("describe")[1].json_schema or {})
+
+
+def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(toolbox_with_llm, photo):
+    # with the classifier's "espresso (0.95)" among the findings the 1.5B said "cold"; asked of its knowledge
+    # with the drink named, "hot"
+    from hydra_vr.api import bind_toolbox
+
+    script = Script(knowledge=[ans("hot")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    Patch = bind_toolbox(toolbox_with_llm)
+    assert Patch(str(photo("coffee"))).simple_query("Is this drink usually served hot or cold?") == "hot"
+    [call] = script.calls("knowledge")
+    assert call.messages[-1].content.startswith("Is this drink (espresso) usually served hot or cold?")
+    assert "Objects detected" not in call.messages[-1].content  # no findings beside the named thing
+    assert call.json_schema["properties"]["answer"]["enum"] == ["hot", "cold"]
+    # the detector names the kind the question points at ("this animal" -> the cat it found)
+    script = Script(knowledge=[ans("no"), ans("meat")])  # an ill-typed reply is re-asked, as in every role
+    toolbox_with_llm.holder["llm"] = script.chat
+    assert Patch(str(photo("chelsea"))).simple_query("What does this animal usually eat?") == "meat"
+    assert script.messages("knowledge")[0][-1].content.startswith("What does this animal (cat) usually eat?")
+    # no confident name (the rocket's first label is missile at 0.30), or a question about the pixels: the findings
+    for image, question in [("rocket", "Which company builds this rocket?"), ("coffee", "What color is this drink?")]:
+        script = Script(describe=[ans("red")])
+        toolbox_with_llm.holder["llm"] = script.chat
+        Patch(str(photo(image))).simple_query(question)
+        assert not script.calls("knowledge") and len(script.calls("describe")) == 1
 
 
 def test_describe_lists_the_named_object_first_with_its_own_colours(toolbox_with_llm, photo):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hydra_vr.answer_types import AnswerSpec, best_typed, expected_type, is_failure_answer
+from hydra_vr.answer_types import AnswerSpec, asked_knowledge, best_typed, expected_type, is_failure_answer
 
 
 @pytest.mark.parametrize(
@@ -252,3 +252,31 @@ def test_a_bare_colour_does_not_say_what_someone_wears(question, answer, fits):
     assert spec.fits(answer) is fits
     if not fits:
         assert "only a colour" in spec.check(answer) and spec.coerce(answer) is None
+
+
+@pytest.mark.parametrize("question, phrase, named", [
+    ("Is this drink usually served hot or cold?", "this drink", "Is this drink (X) usually served hot or cold?"),
+    ("What is the light brown foam on top of this drink called?", "this drink", "What is the light brown foam on top of this drink (X) called?"),
+    ("What does this animal usually eat?", "this animal", "What does this animal (X) usually eat?"),
+    ("What sound does this animal make?", "this animal", "What sound does this animal (X) make?"),
+    ("What is this fur pattern called?", "this fur pattern", "What is this fur pattern (X) called?"),
+    ("Which company builds this rocket?", "this rocket", "Which company builds this rocket (X)?"),
+    ("Where do these animals usually live?", "these animals", "Where do these animals (X) usually live?"),
+    ("What is this dish made of?", "this dish", "What is this dish (X) made of?"),
+    ("what field is this woman famous for", "this woman", "what field is this woman (X) famous for"),
+])
+def test_asked_knowledge_names_the_thing_the_question_points_at(question, phrase, named):
+    asked = asked_knowledge(question)
+    assert asked is not None and asked.phrase == phrase and asked.naming("X") == named
+
+
+@pytest.mark.parametrize("question", [
+    "What color is this drink?",  # the pixels, not knowledge
+    "How many cats are in this picture?",
+    "Is the bus electric?",  # no "this": nothing pointed at
+    "In which city was this photo taken?",  # the photo is no thing to name
+    "What is this called?",
+    "What is the name of this rocket?",  # no knowledge cue
+])
+def test_asked_knowledge_leaves_other_questions(question):
+    assert asked_knowledge(question) is None

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from PIL import Image
 
-from hydra_vr.answer_types import asked_presence, expected_type
+from hydra_vr.answer_types import KnowledgeAsked, asked_knowledge, asked_presence, expected_type
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import garments as garment_ops
 from hydra_vr.api import placement as placement_ops
@@ -96,10 +96,13 @@ class DescribeVQA:
     and for questions that ask for a city or a country; "always"; "never"),
     relevant_colors (how many of the objects the question names get their own measured colours),
     worn_people (for a question about clothing, how many people get the garments classified on the
-    body part it asks about)."""
+    body part it asks about), knowledge_score (the classifier's confidence at which its first label names
+    the thing a knowledge question points at: "Is this drink usually served hot or cold?" is asked of the
+    LLM's knowledge as "Is this drink (espresso) ...")."""
 
     def __init__(self, ctx: ToolContext, *, max_objects: int = 12, classifier_top_k: int = 3, ocr: str = "auto",
-                 max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1, worn_people: int = 3) -> None:
+                 max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1, worn_people: int = 3,
+                 knowledge_score: float = 0.5) -> None:
         if ocr not in {"auto", "always", "never"}:
             raise ValueError("describe: ocr must be 'auto', 'always' or 'never'")
         self.ctx = ctx
@@ -110,6 +113,7 @@ class DescribeVQA:
         self.relevant_colors = relevant_colors
         self.retries = retries
         self.worn_people = worn_people
+        self.knowledge_score = knowledge_score  # the classifier's confidence that names "this <thing>"
         self._mapper = CocoNameMapper()
         self._prefix: list | None = None
 
@@ -138,9 +142,8 @@ class DescribeVQA:
                 relevant.append(item)
             else:
                 objects.append(item)
-        labels = []
-        if tb.has("classifier"):
-            labels = [f"{ls.label} ({ls.score:.2f})" for ls in tb.backend("classifier").classify([image], top_k=self.classifier_top_k)[0]]
+        classified = tb.backend("classifier").classify([image], top_k=self.classifier_top_k)[0] if tb.has("classifier") else []
+        labels = [f"{ls.label} ({ls.score:.2f})" for ls in classified]
         colors = _named(color_ops.dominant_colors(image))
         spec = expected_type(question)
         kind = spec.kind
@@ -178,7 +181,23 @@ class DescribeVQA:
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
-                "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question}
+                "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question,
+                "classified": [(ls.label, ls.score) for ls in classified]}  # not shown: what _thing_name reads
+
+    def _thing_name(self, asked: KnowledgeAsked, findings: dict) -> str | None:
+        """What the tools call the thing a knowledge question points at ("this drink" -> espresso), where
+        they say it with confidence and it says more than the question's own word: the best detected
+        object of the kind it names ("this animal" -> cat), else the classifier's first label at 0.5 or
+        more. None otherwise ("this rocket": the classifier's first guess is missile at 0.30)."""
+        kinds = set(self._mapper.map(asked.head).classes)
+        if kinds:
+            name = next((o["label"] for o in findings["relevant"] if o["label"] in kinds), None)
+        else:
+            top = findings["classified"][:1]
+            name = top[0][0] if top and top[0][1] >= self.knowledge_score else None
+        if name is None or name.lower() in {asked.head, asked.head.rstrip("s"), "person"}:
+            return None  # "this cat (cat)", "this woman (person)": nothing the question does not say
+        return name
 
     def _search(self, image: Image.Image, question: str) -> dict | None:
         """For a presence question ("is there a yellow shape?"), the search for what it asks about, where
@@ -287,6 +306,17 @@ class DescribeVQA:
         if decisive and spec.kind == "yesno":
             present = search["count"] > 0
             return Answer(text="yes" if present != search["negated"] else "no", source="describe:search", evidence=user)
+        asked = asked_knowledge(question)
+        name = self._thing_name(asked, findings) if asked else None
+        if asked and name:
+            # What is known of the thing, asked of the LLM's knowledge with the thing named and no findings
+            # beside it (there, the 1.5B answered "cold" for espresso): ViperGPT's simple_query + llm_query.
+            named = asked.naming(name)
+            reply = ask_typed(self.ctx.llm(), [ChatMessage("system", render_prompt("knowledge_system")),
+                                               ChatMessage("user", render_prompt("knowledge_user", question=named, expected=spec.describe()))],
+                              spec, max_tokens=self.max_tokens, retries=self.retries)
+            if reply.answer is not None:
+                return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
                           max_tokens=self.max_tokens, retries=self.retries)
         # No fitting answer after the re-ask: return what was said; the loop's checks refuse it.
