@@ -94,7 +94,7 @@ def ask_typed(
 ) -> TypedReply:
     """Ask for ``{"answer": ...}`` of type ``spec``; re-ask up to ``retries`` times with the reason.
 
-    A reply that reports a failure ("unknown"), or that names no city for a city question (45k names make
+    A reply that reports a failure ("unknown"), or that names no city for a city question (6k names make
     no grammar, only a check), is re-asked for ``guesses`` ranked guesses whose items
     exclude the words that are no answer, and the first that fits is taken. Asked again for one answer,
     or for a list without the exclusion, the 1.5B said "unknown" again (6 of 124 labelled questions
