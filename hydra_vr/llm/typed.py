@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +91,7 @@ def ask_typed(
     max_tokens: int = 24,
     retries: int = 1,
     guesses: int = 3,
+    refuse: Callable[[str], str | None] | None = None,
 ) -> TypedReply:
     """Ask for ``{"answer": ...}`` of type ``spec``; re-ask up to ``retries`` times with the reason.
 
@@ -99,6 +100,8 @@ def ask_typed(
     exclude the words that are no answer, and the first that fits is taken. Asked again for one answer,
     or for a list without the exclusion, the 1.5B said "unknown" again (6 of 124 labelled questions
     under vipergpt ended with no answer); with it (a logit bias in llama.cpp) it names something.
+    ``refuse``: a check that knows the context (the caller's findings), the reason a fitting answer is
+    still refused, else None; such an answer is re-asked like one that does not fit.
     """
     msgs = list(messages)
     schema, tokens = answer_schema(spec), max_tokens
@@ -108,12 +111,15 @@ def ask_typed(
         reply.tries += 1
         offered = _candidates(res.text)
         reply.raw = offered[0]
+        refused = None
         for candidate in offered:
             value = spec.coerce(candidate)
+            if value is not None and refuse is not None and (refused := refuse(value)):
+                continue
             if value is not None:
                 reply.answer = value
                 return reply
-        reason = (spec.check(reply.raw) or "the answer does not fit the question").rstrip(".")
+        reason = (refused or spec.check(reply.raw) or "the answer does not fit the question").rstrip(".")
         reply.reasons.append(reason)
         msgs.append(ChatMessage("assistant", res.text.strip() or "{}"))
         # a failure, or a name of a set only checked, too large for a grammar (a city): ranked guesses give more to check
