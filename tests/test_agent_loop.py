@@ -86,7 +86,8 @@ def test_execution_error_is_fed_back_and_retried(embedded_toolbox, sandbox, phot
 
 def test_the_program_that_failed_is_not_run_again_in_the_step(embedded_toolbox, sandbox, photo):
     # a reasoner asked again wrote the very program that had failed (a loop that hit the tool-call
-    # limit, twice: 1,003 LLM calls for one question); it is refused unrun and the reasoner told why
+    # limit, twice: 1,003 LLM calls for one question); it is refused unrun, and the reasoner is not
+    # asked a third time (the 1.5B wrote it again in 157 of 166 such steps): the fallback runs
     looping = code("n = len(cupz)")
     script = RoleScript(
         planner=[plan("Count the cups")],
@@ -95,9 +96,11 @@ def test_the_program_that_failed_is_not_run_again_in_the_step(embedded_toolbox, 
     )
     result = make_agent(script, embedded_toolbox, sandbox, max_steps=3).run(str(photo("coffee")), "How many cups?")
     step = result.steps[0]
-    assert [(a.ok, a.error_kind) for a in step.attempts] == [(False, "runtime"), (False, "same"), (True, None)]
-    assert "same as the one that already failed in this step" in script.seen["reasoner"][2]
-    assert "NameError" in script.seen["reasoner"][2] and result.answer == "1"
+    assert [(a.error_kind, a.fallback) for a in step.attempts[:2]] == [("runtime", False), ("same", False)]
+    assert "NameError" in step.attempts[1].error and "not run again" in step.attempts[1].error
+    assert step.attempts[2].fallback and "cupz" not in step.attempts[2].code
+    assert len(script.seen["reasoner"]) == 2  # the working third program was never asked for
+    assert "NameError" in script.seen["reasoner"][1] and result.answer == "1"
 
 
 def test_sandbox_tool_limits_come_from_the_config() -> None:
@@ -364,7 +367,7 @@ def test_grounding_to_the_whole_image_after_finding_nothing_is_no_box(photo):
         script = RoleScript(reasoner=[_FLOWER_PROGRAM] * 3)
         result = make_agent(script, toolbox, sb, mode="vipergpt").run(flower, "the big orange bloom", task="grounding")
     attempts = result.steps[0].attempts
-    # the same program again is not run again (it would find nothing again): the reasoner is told so
-    assert [a.error_kind for a in attempts[:-1]] == ["no_box", "same", "same"] and attempts[-1].fallback
+    # the same program again is not run again (it would find nothing again), nor asked for a third time
+    assert [a.error_kind for a in attempts[:-1]] == ["no_box", "same"] and attempts[-1].fallback
     assert "whole image because find('bloom') found nothing" in script.seen["reasoner"][1]
     assert Box(*result.boxes[0]).iou(Box(169, 85, 446, 358)) > 0.9

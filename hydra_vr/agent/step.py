@@ -86,10 +86,13 @@ def run_step(
         code = write(code, error)
         failed = next((a for a in attempts if a.code == code and not a.ok and a.error_kind not in ("repeat", "same")), None)
         if failed is not None:  # asked again, the 1.5B can write the very program that failed: it would fail again
-            error = (f"This program is the same as the one that already failed in this step:\n{failed.error[:300]}\n"
-                     "Write a different program.")
+            # Not run, and no further rewrite: told that it repeated itself, the 1.5B wrote the same program
+            # again in 157 of 166 such steps of the 57 stored runs on the labelled photos and none of the
+            # other 9 passed, at a call (7-10 s) each. The fallback program runs instead.
+            error = f"the same program as the one that already failed in this step, not run again:\n{failed.error[:300]}"
             attempts.append(Attempt(code, False, "same", error))
-            continue
+            gave_up = True
+            break
         repeat = repeated_step(code, earlier)
         if repeat is not None:  # the same program gives the same result: ask for another one
             error = (f"This program is the same as step {repeat.step}'s, which already ran and gave:\n{repeat.feedback[:300]}\n"
