@@ -23,6 +23,7 @@ from PIL import Image
 
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import shapes as shape_ops
+from hydra_vr.api import text_layout
 from hydra_vr.api import where as where_ops
 from hydra_vr.api.tools import (
     Captioner,
@@ -164,9 +165,15 @@ class VisionToolbox:
         if not key:
             raise ValueError("find() needs a non-empty object name")
         meta: dict[str, Any] = {}
-        if key in TEXT_NAMES and self.has("ocr"):
-            regions = self.read_text(image)
-            dets = [Detection(r.box, "text", r.score, "ocr", query=name, text=r.text) for r in regions]
+        if key in TEXT_NAMES | text_layout.PARAGRAPH_NAMES | text_layout.CODE_NAMES and self.has("ocr"):
+            regions, label = self.read_text(image), "text"
+            if key in text_layout.PARAGRAPH_NAMES:  # "the paragraph of text": runs of the OCR's lines
+                regions, label = text_layout.paragraphs(regions), "paragraph"
+                meta["mapping"] = f"{name!r}: the OCR's lines grouped into runs set close together"
+            elif key in text_layout.CODE_NAMES:  # "the line of code": lines with a program's characters
+                regions, label = text_layout.code_lines(regions), "code"
+                meta["mapping"] = f"{name!r}: the OCR's lines that have a program's characters (=, brackets, calls)"
+            dets = [Detection(r.box, label, r.score, "ocr", query=name, text=r.text) for r in regions]
         elif key in FACE_NAMES and self.has("faces"):
             dets = [
                 Detection(d.box, d.label, d.score, d.source, query=name) for d in self.backend("faces").detect_faces(image)
