@@ -64,3 +64,26 @@ def test_textualizer_has_a_line_for_every_recorded_operation():
         args, result = typical[op.record_name]
         line = textualize_call(ToolCallRecord(op.record_name, args, result, 1.0, {}))
         assert line and line.strip(), op
+
+
+def test_best_image_match_without_a_matcher_stops_at_the_first_yes():
+    # offline each candidate is a describe question (an LLM call): the ones after the first yes are not asked
+    from PIL import Image
+
+    from hydra_vr.api.types import Answer
+    from hydra_vr.config import load_config
+
+    class Votes:
+        def __init__(self, yes_width: int | None) -> None:
+            self.yes_width, self.asked = yes_width, []
+
+        def answer(self, image, question):
+            self.asked.append(image.width)
+            return Answer("yes" if image.width == self.yes_width else "no", "votes")
+
+    images = [Image.new("RGB", (w, 10)) for w in (10, 20, 30, 40)]
+    toolbox = VisionToolbox(load_config("default").vision)
+    toolbox._backends["vqa"] = votes = Votes(yes_width=20)
+    assert toolbox.best_image_match(images, "a bus") == 1 and votes.asked == [10, 20]
+    toolbox._backends["vqa"] = votes = Votes(yes_width=None)  # no yes: every one asked, the first kept
+    assert toolbox.best_image_match(images, "a bus") == 0 and votes.asked == [10, 20, 30, 40]

@@ -359,12 +359,14 @@ class VisionToolbox:
         if self.has("matcher"):
             scores = self.backend("matcher").match(list(images), [text])[:, 0]
             idx = int(np.argmax(scores))
-        else:
-            votes = []
-            for img in images:
+        else:  # the first image the VQA backend says yes to, else the first; the images after a yes are not
+            # asked (offline each is an LLM call: 12 colour regions of "the black seat" took 12 calls)
+            idx = 0
+            for i, img in enumerate(images):
                 ans = self.backend("vqa").answer(img, f"Does this image show {text}? Answer yes or no.")
-                votes.append(1.0 if ans.text.strip().lower().startswith("yes") else 0.0)
-            idx = int(np.argmax(votes))
+                if ans.text.strip().lower().startswith("yes"):
+                    idx = i
+                    break
         self._record("best_image_match", {"text": text, "n": len(images)}, idx, t0)
         return idx
 
