@@ -30,8 +30,10 @@ def test_lines_far_apart_or_side_by_side_stay_apart():
 
 
 def test_code_is_told_from_prose():
-    code = ["markers = np.zeros like(coins)", ">>> import numpy", "print(x)", "a[0] = b;", "df.groupby(key)"]
-    prose = ["Let us first determine markers of the coins and the", "histogram of grey values:", "Here, the cat (left) sleeps."]
+    code = ["markers = np.zeros like(coins)", ">>> import numpy", "print(x)", "a[0] = b;", "df.groupby(key)",
+            "import numpy", "from skimage import data", "for coin in coins:", "def f(x):", "counts[key]"]
+    prose = ["Let us first determine markers of the coins and the", "histogram of grey values:", "Here, the cat (left) sleeps.",
+             "for the coins we use two markers", "as shown in [1]; see also [2].", "If it rains, we stay in."]
     assert all(looks_like_code(t) for t in code)
     assert not any(looks_like_code(t) for t in prose)
     assert [r.text for r in code_lines([line(0, 0, 9, 9, t) for t in code + prose])] == code

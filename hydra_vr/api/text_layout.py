@@ -17,7 +17,9 @@ from hydra_vr.api.types import Box, TextRegion
 PARAGRAPH_NAMES = frozenset({"paragraph", "paragraphs", "passage", "block of text", "text block", "body text"})
 CODE_NAMES = frozenset({"code", "line of code", "lines of code", "source code", "code snippet", "program code"})
 
-_CODE = re.compile(r"[=;{}\[\]]|>>>|\w\.\w+\(|\w\(.*\)|^\s*(def|import|from|return|for|if|print)\b")
+# A program's marks; not a bare ";", "[1]" or a line starting "for" or "if", which prose has too.
+_CODE = re.compile(r"[={}]|>>>|\w\.\w+\(|\w\(.*\)|\w\[.*\]|^\s*(def|class)\s+\w+\s*[(:]|^\s*import\s+[\w.]+\s*$"
+                   r"|^\s*from\s+[\w.]+\s+import\b|^\s*(for|if|elif|else|while|try|with)\b.*:\s*$")
 _JOIN_SLACK = 0.25  # a line joins the run above it when its gap exceeds the run's usual gap by less than this x line height
 _MAX_GAP = 0.8  # ... and never across a gap of this x line height or more (a new block, a caption)
 _MIN_OVERLAP = 0.5  # lines of one paragraph share at least this much of the narrower one's width
