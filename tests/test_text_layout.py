@@ -43,8 +43,8 @@ def test_find_paragraph_and_code_on_the_page_photo(Patch, photo):
     # the labelled boxes of benchmarks/real_photos: "the paragraph of text", "the line of code at the bottom"
     page = Patch(str(photo("page")))
     para = page.find("paragraph")
-    assert para[0].label == "paragraph" and Box(para[0].x1, para[0].y1, para[0].x2, para[0].y2).iou(Box(5, 49, 377, 135)) > 0.8
+    assert para[0].label == "paragraph" and para[0]._box().iou(Box(5, 49, 377, 135)) > 0.8
     assert len(para) == 3  # the title, the paragraph, the code line: each its own run
     code = page.find("line of code")
-    assert len(code) == 1 and Box(code[0].x1, code[0].y1, code[0].x2, code[0].y2).iou(Box(15, 172, 241, 190)) > 0.5
+    assert len(code) == 1 and code[0]._box().iou(Box(15, 172, 241, 190)) > 0.5
     assert page.exists("code") and not Patch(str(photo("bus"))).exists("code")  # the bus's signs are no code

@@ -1,8 +1,8 @@
 """What the OCR's lines make up: paragraphs (runs of lines) and lines of program code.
 
 The OCR reads one region per line. "The paragraph of text" is a run of lines set close together,
-and "the line of code" is a line whose characters are a program's (an ``=``, brackets, a
-``name.attr(`` call, a ``>>>`` prompt), so both are measured on the lines, no model. Names that
+and "the line of code" is a line with a program's marks (an ``=``, braces, a ``name(...)`` or
+``name.attr(`` call, indexing, a ``>>>`` prompt, an import), so both are measured on the lines, no model. Names that
 ask for them are declared here once; ``VisionToolbox.look_for`` routes them to the OCR.
 """
 
@@ -37,7 +37,7 @@ def code_lines(lines: Sequence[TextRegion]) -> list[TextRegion]:
 
 def _overlap(a: Box, b: Box) -> float:
     inter = min(a.x2, b.x2) - max(a.x1, b.x1)
-    return max(0.0, inter) / max(1e-6, min(a.x2 - a.x1, b.x2 - b.x1))
+    return max(0.0, inter) / max(1e-6, min(a.width, b.width))
 
 
 def paragraphs(lines: Sequence[TextRegion]) -> list[TextRegion]:
@@ -49,7 +49,7 @@ def paragraphs(lines: Sequence[TextRegion]) -> list[TextRegion]:
     ordered = sorted(lines, key=lambda r: (r.box.y1, r.box.x1))
     if not ordered:
         return []
-    height = statistics.median(r.box.y2 - r.box.y1 for r in ordered)
+    height = statistics.median(r.box.height for r in ordered)
     gaps = [b.box.y1 - a.box.y2 for a, b in zip(ordered, ordered[1:])]
     close = [g for g in gaps if g < _MAX_GAP * height]
     usual = statistics.median(close) if close else 0.0
@@ -57,8 +57,7 @@ def paragraphs(lines: Sequence[TextRegion]) -> list[TextRegion]:
     runs: list[list[TextRegion]] = [[ordered[0]]]
     for line, gap in zip(ordered[1:], gaps):
         last = runs[-1][-1]
-        h_last, h_line = last.box.y2 - last.box.y1, line.box.y2 - line.box.y1
-        same_size = 0.67 <= h_line / max(h_last, 1e-6) <= 1.5
+        same_size = 0.67 <= line.box.height / max(last.box.height, 1e-6) <= 1.5
         if gap <= limit and same_size and _overlap(last.box, line.box) >= _MIN_OVERLAP:
             runs[-1].append(line)
         else:

@@ -50,6 +50,7 @@ TEXT_NAMES = frozenset(
     {"text", "texts", "word", "words", "writing", "letters", "letter", "number", "numbers", "digits", "caption", "title"}
 )
 FACE_NAMES = frozenset({"face", "faces", "human face", "person face", "head", "heads"})
+_OCR_NAMES = TEXT_NAMES | text_layout.PARAGRAPH_NAMES | text_layout.CODE_NAMES  # every name find() asks the OCR
 
 _ROLE_PROTOCOLS: dict[str, type] = {
     "detector": Detector,
@@ -165,7 +166,7 @@ class VisionToolbox:
         if not key:
             raise ValueError("find() needs a non-empty object name")
         meta: dict[str, Any] = {}
-        if key in TEXT_NAMES | text_layout.PARAGRAPH_NAMES | text_layout.CODE_NAMES and self.has("ocr"):
+        if key in _OCR_NAMES and self.has("ocr"):
             regions, label = self.read_text(image), "text"
             if key in text_layout.PARAGRAPH_NAMES:  # "the paragraph of text": runs of the OCR's lines
                 regions, label = text_layout.paragraphs(regions), "paragraph"
