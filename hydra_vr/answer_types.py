@@ -358,6 +358,32 @@ class AnswerSpec:
     def fits(self, answer: Any) -> bool:
         return self.check(answer) is None
 
+    def guess_schema(self, refused: Sequence[Any] = ()) -> dict[str, Any]:
+        """The JSON schema of one best guess, asked for after answers that did not fit (``refused``): the
+        answer's own where it has one; for a city, one of ``gazetteer.major_cities``; else a string kept
+        off the :meth:`shunned` words."""
+        if self.names == "city":
+            return {"type": "string", "enum": list(gazetteer.major_cities())}
+        closed = self.json_schema()
+        if closed is not None:
+            return dict(closed["properties"]["answer"])
+        return {"type": "string", "not": {"enum": list(self.shunned(refused))}}
+
+    def shunned(self, refused: Sequence[Any] = ()) -> tuple[str, ...]:
+        """The words a best-guess reply of a free-text type is kept off (``typed.guesses_schema``): those
+        that are no answer, for an open question "yes" and "no" and the place kind it asks to name
+        ("city"), and the content words of the short answers already refused. Asked for three guesses
+        after "none", the 1.5B answered "no" three times to "What is written on the paper?"; re-asked
+        after "military uniform" (the question's subject), it said "military uniform" again."""
+        words = list(NO_ANSWER_WORDS)
+        if self.kind == "open":
+            words += ["yes", "no", "yeah", "nope"] + ([self.names] if self.names else [])
+        for answer in refused:
+            said = [w for w in _words(clean(answer)) if w not in _FUNCTION_WORDS]
+            if len(said) <= 3:  # a long text refused for its length: its words may hold the answer
+                words += said
+        return tuple(dict.fromkeys(words))
+
 
 def _stem(word: str) -> str:
     """A light singular: "birds" -> "bird", "boxes" -> "box" (enough to match an option)."""

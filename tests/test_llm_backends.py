@@ -84,6 +84,19 @@ class TestLlamaCpp:
         pieces = {llama.inner._load_locked().detokenize([t]).decode(errors="ignore").strip().lower() for t in starts}
         assert "unknown" in pieces and "none" in pieces and "no" not in pieces and "un" not in pieces
 
+    def test_a_short_excluded_word_is_kept_out_as_a_whole_token(self, llama: ManagedChatModel) -> None:
+        # "no" is too short for its starts to be banned ("n"): its own token is, and a yes/no question
+        # asked with both words excluded gets another answer
+        model = llama.inner._load_locked()
+        starts = llama.inner._starting_tokens(model, ("no",))
+        pieces = {model.detokenize([t]).decode(errors="ignore").strip().lstrip("\"'[({").lower() for t in starts}
+        assert starts and pieces == {"no"}  # " no", "No", "\"no": never "not" nor "north"
+        ask = [ChatMessage("user", 'Is the sky blue on a clear day? Reply as JSON {"answer": "yes"} or {"answer": "no"}.')]
+        banned = {"type": "object", "properties": {"answer": {"type": "string", "not": {"enum": ["yes", "no"]}}},
+                  "required": ["answer"]}
+        said = json.loads(llama.chat(ask, max_tokens=24, json_schema=banned).text)["answer"].lower()
+        assert said.split()[:1] not in (["yes"], ["no"])
+
     def test_a_country_question_is_answered_with_a_country(self, llama: ManagedChatModel) -> None:
         # the answer type's enum of ISO 3166 names becomes a grammar: the reply can only name a country
         from hydra_vr import gazetteer

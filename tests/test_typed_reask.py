@@ -1,4 +1,4 @@
-"""ask_typed: a failure report is re-asked for ranked guesses; other misfits for one answer."""
+"""ask_typed: a reply that does not fit is re-asked for ranked guesses, kept off what was refused."""
 
 from __future__ import annotations
 
@@ -32,19 +32,39 @@ def test_guesses_cut_at_max_tokens_keep_the_finished_ones():
     assert reply.answer is None and "guesses" not in reply.raw
 
 
-def test_closed_types_guess_within_their_schema_and_other_misfits_ask_for_one_answer():
+def test_closed_types_guess_within_their_schema():
     colour = expected_type("What color is the bus?")
     llm = ScriptedChat([json.dumps({"answer": "unknown"}), json.dumps({"guesses": ["blue", "white", "red"]})])
     assert ask_typed(llm, [ChatMessage("user", "What color is the bus?")], colour).answer == "blue"
     assert "enum" in llm.calls[1].json_schema["properties"]["guesses"]["items"]
-    held = expected_type("What is the man holding?")
-    llm = ScriptedChat([json.dumps({"answer": "yes"}), json.dumps({"answer": "umbrella"})])
-    assert ask_typed(llm, [ChatMessage("user", "What is the man holding?")], held).answer == "umbrella"
-    assert "guesses" not in json.dumps(llm.calls[1].json_schema) and llm.calls[1].max_tokens == 24
-    # a city question's misfit asks for guesses: the names are only checked, so more of them help
-    llm = ScriptedChat([json.dumps({"answer": "yes"}), json.dumps({"guesses": ["downtown", "madrid", "paris"]})])
-    assert ask_typed(llm, ASK, CITY).answer == "madrid" and "guesses" in json.dumps(llm.calls[1].json_schema)
     # retries=0: the one reply, refused, is returned as said for the caller to refuse
     llm = ScriptedChat([json.dumps({"answer": "unknown"})])
     reply = ask_typed(llm, ASK, CITY, retries=0)
     assert reply.answer is None and reply.raw == "unknown" and len(llm.calls) == 1
+
+
+def test_an_open_misfit_is_reasked_for_guesses_kept_off_yes_no_and_what_was_refused():
+    held = expected_type("What is the man holding?")
+    llm = ScriptedChat([json.dumps({"answer": "yes"}), json.dumps({"guesses": ["no", "umbrella", "bag"]})])
+    assert ask_typed(llm, [ChatMessage("user", "What is the man holding?")], held).answer == "umbrella"
+    item = llm.calls[1].json_schema["properties"]["guesses"]["items"]
+    assert {"yes", "no", "unknown"} <= set(item["not"]["enum"]) and llm.calls[1].max_tokens == 72
+    # the question's subject said again is refused again; its words are kept out of the guesses
+    branch = expected_type("Which branch of the military does her uniform belong to?")
+    llm = ScriptedChat([json.dumps({"answer": "military uniform"}), json.dumps({"guesses": ["military", "navy", "army"]})])
+    reply = ask_typed(llm, [ChatMessage("user", branch.question)], branch)
+    assert reply.answer == "navy" and "repeats" in llm.calls[1].messages[-1].content
+    assert {"military", "uniform"} <= set(llm.calls[1].json_schema["properties"]["guesses"]["items"]["not"]["enum"])
+    # nothing fits after the guesses: no answer, the caller refuses what was said
+    llm = ScriptedChat([json.dumps({"answer": "yes"}), json.dumps({"guesses": ["no", "yes", "none"]})])
+    assert ask_typed(llm, [ChatMessage("user", "What is the man holding?")], held).answer is None
+
+
+def test_a_city_question_guesses_among_major_cities_once_its_answer_named_none():
+    llm = ScriptedChat([json.dumps({"answer": "downtown"}), json.dumps({"guesses": ["madrid", "paris", "rome"]})])
+    assert ask_typed(llm, ASK, CITY).answer == "madrid"
+    first, item = llm.calls[0].json_schema, llm.calls[1].json_schema["properties"]["guesses"]["items"]
+    assert "enum" not in json.dumps(first)  # the first answer is free: any city of 100k is checked, not enumerated
+    assert {"madrid", "beijing", "new york city", "tokyo"} <= set(item["enum"]) and "downtown" not in item["enum"]
+    assert "seville" not in item["enum"]  # 690k people, no capital: a free answer only
+    assert 400 < len(item["enum"]) < 800  # few enough for a llama.cpp grammar

@@ -104,7 +104,8 @@ class LlamaCppChat:
         self._path: Path | None = None
         self._lock = threading.Lock()
         self._samples: Counter[int] = Counter()
-        self._starts: dict[tuple[str, ...], list[int]] = {}  # excluded words -> the token ids that start them
+        self._pieces: list[str] | None = None  # each token id's text, lowercased, without leading spaces or quotes
+        self._starts: dict[str, list[int]] = {}  # an excluded word -> the token ids that start it
         self._deadline: float | None = None
         self._timed_out = False
         self._states: PrefixStateCache | None = None
@@ -380,17 +381,18 @@ class LlamaCppChat:
     def _starting_tokens(self, llm: Any, words: tuple[str, ...]) -> list[int]:
         """Ids of the vocabulary's tokens that spell the start of one of ``words``, any case, after spaces,
         quotes or brackets: "unknown", " Unknown", "unkno", "\"none", "non". A start must hold 60% of the
-        word (at least 3 letters), so that "none" does not ban "no" nor "unknown" ban "un"."""
-        key = tuple(sorted(w.lower() for w in words))
-        cached = self._starts.get(key)
-        if cached is None:
-            cached = []
-            for tid in range(llm.n_vocab()):
-                piece = llm.detokenize([tid]).decode("utf-8", errors="ignore").strip().lstrip("\"'[({").lower()
-                if any(w.startswith(piece) and len(piece) >= max(3, math.ceil(0.6 * len(w))) for w in key):
-                    cached.append(tid)
-            self._starts[key] = cached
-        return cached
+        word (at least 3 letters), so that "none" does not ban "no" nor "unknown" ban "un"; a word shorter
+        than that ("no") is banned as a whole token only."""
+        if self._pieces is None:  # the vocabulary read once; each word's scan over it is then quick
+            self._pieces = [llm.detokenize([tid]).decode("utf-8", errors="ignore").strip().lstrip("\"'[({").lower()
+                            for tid in range(llm.n_vocab())]
+        ids: set[int] = set()
+        for w in dict.fromkeys(w.lower() for w in words):
+            if w not in self._starts:
+                least = max(3, math.ceil(0.6 * len(w)))
+                self._starts[w] = [t for t, p in enumerate(self._pieces) if p == w or len(p) >= least and w.startswith(p)]
+            ids.update(self._starts[w])
+        return sorted(ids)
 
     def __repr__(self) -> str:
         return f"LlamaCppChat(model={self.model!r}, n_ctx={self.n_ctx}, n_threads={self.n_threads})"

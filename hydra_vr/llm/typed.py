@@ -2,9 +2,9 @@
 
 Every answering role goes through :func:`ask_typed`: the reply is JSON ``{"answer": ...}``; closed
 types (yes/no, named options, colours, numbers) are constrained by a JSON schema (a llama.cpp grammar,
-or ``response_format`` on OpenAI-compatible endpoints); what still does not fit (an open question
-answered "no", a long text for a short answer) is re-asked once with the reason; a failure message
-("unknown") is re-asked for ranked guesses that may not be one.
+or ``response_format`` on OpenAI-compatible endpoints); a reply that still does not fit (an open
+question answered "no", a long text for a short answer, "unknown") is re-asked with the reason for
+ranked guesses kept off the words already refused.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hydra_vr.answer_types import NO_ANSWER_WORDS, AnswerSpec, clean, is_failure_answer
+from hydra_vr.answer_types import AnswerSpec, clean, is_failure_answer
 from hydra_vr.llm.base import ChatMessage, ChatModel
 
 _OPEN_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
@@ -56,12 +56,10 @@ class TypedReply:
     tries: int = 0
 
 
-def guesses_schema(spec: AnswerSpec, n: int = 3) -> dict[str, Any]:
-    """``{"guesses": [n answers of type spec]}``: asked for after a reply that reports a failure. A free
-    string excludes the words that are no answer (llama.cpp keeps the reply off their tokens)."""
-    item = dict((spec.json_schema() or _OPEN_SCHEMA)["properties"]["answer"])
-    if item.get("type") == "string" and "enum" not in item:
-        item["not"] = {"enum": list(NO_ANSWER_WORDS)}
+def guesses_schema(spec: AnswerSpec, n: int = 3, refused: Sequence[str] = ()) -> dict[str, Any]:
+    """``{"guesses": [n answers of type spec]}``: asked for after replies that did not fit (``refused``),
+    each item held to ``spec.guess_schema(refused)``."""
+    item = spec.guess_schema(refused)
     return {"type": "object", "properties": {"guesses": {"type": "array", "items": item, "minItems": n, "maxItems": n}},
             "required": ["guesses"]}
 
@@ -95,17 +93,19 @@ def ask_typed(
 ) -> TypedReply:
     """Ask for ``{"answer": ...}`` of type ``spec``; re-ask up to ``retries`` times with the reason.
 
-    A reply that reports a failure ("unknown"), or that names no city for a city question (6k names make
-    no grammar, only a check), is re-asked for ``guesses`` ranked guesses whose items
-    exclude the words that are no answer, and the first that fits is taken. Asked again for one answer,
-    or for a list without the exclusion, the 1.5B said "unknown" again (6 of 124 labelled questions
-    under vipergpt ended with no answer); with it (a logit bias in llama.cpp) it names something.
+    A reply that reports a failure ("unknown"), or a free-text reply that does not fit (an open question
+    answered "no", a city question answered with no city: 6k names make no grammar, only a check), is
+    re-asked for ``guesses`` ranked guesses whose items exclude ``spec.shunned`` of what was refused, and
+    the first that fits is taken. Asked again for one answer, or for a list without the exclusion, the
+    1.5B said the refused answer again ("unknown": 6 of 124 labelled questions under vipergpt ended with
+    no answer; "military uniform" twice); with it (a logit bias in llama.cpp) it names something else.
     ``refuse``: a check that knows the context (the caller's findings), the reason a fitting answer is
     still refused, else None; such an answer is re-asked like one that does not fit.
     """
     msgs = list(messages)
     schema, tokens = answer_schema(spec), max_tokens
     reply = TypedReply(None, "")
+    refused_all: list[str] = []
     for _ in range(retries + 1):
         res = llm.chat(msgs, max_tokens=tokens, json_schema=schema)
         reply.tries += 1
@@ -122,9 +122,10 @@ def ask_typed(
         reason = (refused or spec.check(reply.raw) or "the answer does not fit the question").rstrip(".")
         reply.reasons.append(reason)
         msgs.append(ChatMessage("assistant", res.text.strip() or "{}"))
-        # a failure, or a name of a set only checked, too large for a grammar (a city): ranked guesses give more to check
-        if guesses > 1 and (all(is_failure_answer(c) for c in offered) or (spec.names is not None and spec.json_schema() is None)):
-            schema, tokens = guesses_schema(spec, guesses), max_tokens * guesses
+        refused_all += offered
+        # a failure, or a free text only checked: ranked guesses, kept off what was refused, give more to check
+        if guesses > 1 and (all(is_failure_answer(c) for c in offered) or spec.json_schema() is None):
+            schema, tokens = guesses_schema(spec, guesses, refused_all), max_tokens * guesses
             msgs.append(ChatMessage("user", _GUESS_ASK.format(reason=reason, n=guesses)))
         else:
             schema, tokens = answer_schema(spec), max_tokens
