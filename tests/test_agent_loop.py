@@ -219,6 +219,9 @@ def test_vipergpt_grounding_program_without_a_box_is_retried_with_the_reason(emb
     attempts = result.steps[0].attempts
     assert [a.error_kind for a in attempts] == ["no_box", None]
     assert "must be the ImagePatch" in script.seen["reasoner"][1] and "'coat'" in script.seen["reasoner"][1]
+    # asked for the object's ImagePatch, not for "a short string" nor to ask simple_query (a VQA program's ending)
+    first = script.seen["reasoner"][0]
+    assert "that object's ImagePatch, never to a string" in first and "short string" not in first
 
 
 def test_vipergpt_grounding_falls_back_to_the_first_name_the_detector_finds(embedded_toolbox, sandbox, photo):
@@ -250,6 +253,7 @@ def test_vipergpt_and_no_sampling_modes(embedded_toolbox, sandbox, photo):
     script = RoleScript(reasoner=[code('final_answer = bool_to_yesno(ImagePatch(image).exists("cup"))')])
     result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), "Is there a cup?")
     assert result.answer == "yes" and script.seen["planner"] == [] and script.seen["summarizer"] == []
+    assert "answer (a short string)" in script.seen["reasoner"][0] and "ImagePatch, never" not in script.seen["reasoner"][0]
 
     script = RoleScript(planner=[plan("Check for a cup")], reasoner=[code('final_answer = bool_to_yesno(ImagePatch(image).exists("cup"))')],
                         summarizer=[decide("answer", "yes")])
