@@ -10,6 +10,7 @@ from hydra_vr.agent.loop import AgentInputError, HydraAgent
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
 from hydra_vr.config import AgentConfig
 from hydra_vr.controller import REPLAN, PlannerProbabilityController
+from hydra_vr.eval.metrics import box_iou
 from hydra_vr.sandbox import Sandbox
 from tests.scripted_roles import RoleQueues
 
@@ -222,6 +223,23 @@ def test_vipergpt_grounding_program_without_a_box_is_retried_with_the_reason(emb
     # asked for the object's ImagePatch, not for "a short string" nor to ask simple_query (a VQA program's ending)
     first = script.seen["reasoner"][0]
     assert "that object's ImagePatch, never to a string" in first and "short string" not in first
+
+
+def test_vipergpt_grounding_patch_of_another_thing_goes_to_the_expressions_own_names(embedded_toolbox, sandbox, photo):
+    # asked for a patch, the 1.5B returned the person for "her hat"; find("hat") finds the hat elsewhere
+    script = RoleScript(reasoner=[code('final_answer = ImagePatch(image).find("person")[0]')])
+    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("grace_hopper")), "her hat",
+                                                                               task="grounding")
+    attempts = result.steps[0].attempts
+    assert [a.error_kind for a in attempts] == ["off_expression", None] and attempts[-1].fallback
+    assert "find('person')" in attempts[0].error and "names 'hat'" in attempts[0].error
+    assert len(script.seen["reasoner"]) == 1  # no re-ask: the fallback looks for 'hat' first
+    assert box_iou(result.boxes[0], [153, 22, 372, 185]) >= 0.5  # the labelled hat
+    # the person for "the woman in uniform" is the thing named: kept, no fallback
+    script = RoleScript(reasoner=[code('final_answer = ImagePatch(image).find("person")[0]')])
+    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("grace_hopper")), "the woman in uniform",
+                                                                               task="grounding")
+    assert [a.error_kind for a in result.steps[0].attempts] == [None] and len(result.boxes) == 1
 
 
 def test_vipergpt_grounding_falls_back_to_the_first_name_the_detector_finds(embedded_toolbox, sandbox, photo):

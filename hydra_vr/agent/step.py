@@ -25,6 +25,8 @@ from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import AnswerSpec, asks_to_read, is_failure_answer, miscount
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
+from hydra_vr.api.names import expression_names
+from hydra_vr.api.types import Box
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
 from hydra_vr.sandbox.results import ProgramResult
 
@@ -110,6 +112,11 @@ def run_step(
             attempts.append(Attempt(code, False, "no_box", missing))
             error = missing
             continue
+        off = off_expression(program, expression, runner, image_path) if needs_box and expression and program.ok else None
+        if off:  # the person for "her hat": the fallback looks for the expression's own names first
+            attempts.append(Attempt(code, False, "off_expression", off))
+            gave_up = True
+            break
         if program.ok and spec is not None and task == "vqa":
             name, why = _answer_on_blind_find(program, spec)
             if name is not None:
@@ -215,6 +222,45 @@ def _whole_image_on_nothing(program: Any, size: tuple[int, int] | None) -> str |
     return (f"final_answer is the whole image because find({names}) found nothing: that grounds nothing. "
             "Find what the expression names by another name a tool can look for (a detector class, a shape, "
             "a colour such as 'orange region'), then pick among those patches")
+
+
+def _find_source(program: Any, box: Sequence[float]) -> str | None:
+    """The name of the whole-image find() that returned ``box`` (the last such call), or None."""
+    for call in reversed(program.calls):
+        if call.tool == "find" and any(_same_box(box, d.box.to_list()) for d in call.result or []):
+            return str(call.args.get("name", "")).strip().lower()
+    return None
+
+
+def off_expression(program: Any, expression: str, runner: ProgramRunner, image_path: str) -> str | None:
+    """Why a grounding program's patch is not the thing ``expression`` names, or None.
+
+    Told to return a patch, the 1.5B returned the person for "her hat", "the face of the man on the
+    right" and "the round patch on her chest" (3 of the 61 labelled expressions, each right before
+    through the fallback). The expression's own names are looked for in the fallback's order
+    (``expression_names``: the head noun first); when the first that finds anything is not the name the
+    program's patch came from and none of what it finds overlaps that patch (IoU < 0.5), the patch is
+    of another thing. A patch no whole-image find() returned, or no name found, is left alone.
+    """
+    boxes = boxes_of(program.final_answer) if program.has_final_answer else []
+    said = _find_source(program, boxes[0]) if len(boxes) == 1 else None
+    names = expression_names(expression)
+    if said is None or not names or said == names[0]:
+        return None
+    check = runner.run("image_patch = ImagePatch(image)\n"
+                       f"for expression_name in {names!r}:\n"
+                       "    if image_patch.find(expression_name):\n"
+                       "        break\n", image_path)
+    hit = next((c for c in check.calls if c.tool == "find" and c.result), None) if check.ok else None
+    if hit is None:
+        return None
+    name = str(hit.args.get("name", "")).strip().lower()
+    mine = Box(*boxes[0])
+    if name == said or any(d.box.iou(mine) >= 0.5 for d in hit.result):
+        return None
+    shown = ", ".join(str([round(v) for v in d.box.to_list()]) for d in hit.result[:3])
+    return (f"final_answer is what find({said!r}) returned at {[round(v) for v in boxes[0]]}, but the expression "
+            f"names {name!r}, and find({name!r}) found {len(hit.result)} elsewhere ({shown})")
 
 
 def _same_box(a: Sequence[float], b: Sequence[float], tol: float = 1.5) -> bool:
