@@ -371,13 +371,13 @@ class AnswerSpec:
 
     def shunned(self, refused: Sequence[Any] = ()) -> tuple[str, ...]:
         """The words a best-guess reply of a free-text type is kept off (``typed.guesses_schema``): those
-        that are no answer, for an open question "yes" and "no" and the place kind it asks to name
-        ("city"), and the content words of the short answers already refused. Asked for three guesses
-        after "none", the 1.5B answered "no" three times to "What is written on the paper?"; re-asked
-        after "military uniform" (the question's subject), it said "military uniform" again."""
+        that are no answer, for an open question "yes" and "no", and the content words of the short
+        answers already refused. Asked for three guesses after "none", the 1.5B answered "no" three
+        times to "What is written on the paper?"; re-asked after "military uniform" (the question's
+        subject), it said "military uniform" again."""
         words = list(NO_ANSWER_WORDS)
         if self.kind == "open":
-            words += ["yes", "no", "yeah", "nope"] + ([self.names] if self.names else [])
+            words += ["yes", "no", "yeah", "nope"]
         for answer in refused:
             said = [w for w in _words(clean(answer)) if w not in _FUNCTION_WORDS]
             if len(said) <= 3:  # a long text refused for its length: its words may hold the answer

@@ -68,3 +68,12 @@ def test_a_city_question_guesses_among_major_cities_once_its_answer_named_none()
     assert {"madrid", "beijing", "new york city", "tokyo"} <= set(item["enum"]) and "downtown" not in item["enum"]
     assert "seville" not in item["enum"]  # 690k people, no capital: a free answer only
     assert 400 < len(item["enum"]) < 800  # few enough for a llama.cpp grammar
+
+
+def test_shunned_words_keep_a_long_refused_text_s_words_and_closed_types_keep_their_schema():
+    language = expected_type("What language is written on the bus?")
+    dump = "cero emisiones un minibus electrico sol sevilla plan de movilidad"  # an OCR dump refused for its length
+    shunned = language.shunned(["no", dump])
+    assert {"yes", "no", "unknown"} <= set(shunned) and "sevilla" not in shunned
+    assert expected_type("What color is the bus?").guess_schema(["unknown"])["enum"]  # the colour enum, no "not"
+    assert "yes" not in expected_type("How many people?").shunned()  # only an open question keeps off yes/no
