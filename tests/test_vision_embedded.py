@@ -8,6 +8,7 @@ from PIL import Image
 
 from hydra_vr.api import Box, ImagePatch, ToolUnavailableError, VisionToolbox
 from hydra_vr.api.backends.coco import CocoNameMapper
+from hydra_vr.api.backends.ocr import RapidOCRReader
 from hydra_vr.config import ComponentConfig, VisionConfig
 
 pytestmark = pytest.mark.slow
@@ -113,6 +114,15 @@ def test_ocr_reads_the_page(Patch, photo):
     texts = image.find("text")
     assert len(texts) >= 5
     assert all(t.label == "text" for t in texts)
+
+
+def test_ocr_reads_text_a_few_percent_of_the_photo_high_by_enlarging_it(photo):
+    bus = Image.open(photo("bus")).convert("RGB")  # 810x1080: "MADRID" and "EMT" over the bus's door
+    native = {r.text for r in RapidOCRReader(min_side=0).read_text(bus)}
+    enlarged = RapidOCRReader().read_text(bus)
+    assert "MADRID" not in native and {"MADRID", "EMT"} <= {r.text for r in enlarged}
+    madrid = next(r for r in enlarged if r.text == "MADRID")
+    assert 200 < madrid.box.x1 < madrid.box.x2 < 810 and 300 < madrid.box.y1 < madrid.box.y2 < 700  # boxes in the photo's pixels
 
 
 def test_ocr_on_a_photo_without_text_is_an_empty_list_and_prints_nothing(embedded_toolbox, capfd):
