@@ -121,6 +121,42 @@ def repeats_question(answer: Any, question: str) -> bool:
     return bool(said) and all(w in asked for w in said)
 
 
+def composed_of(answer: Any, question: str, replies: Sequence[Any]) -> str | None:
+    """The tool replies an answer was glued from, when the rest of it only repeats the question; else None.
+
+    Programs build sentences around what simple_query said: "Two men wearing" + "suit" + "suit" became
+    "two men wearingsuitsuit" for "What are the two men wearing?". The replies are the answer ("suit"; two
+    different ones joined by "and", in the answer's order). An answer that is one reply, holds none, or
+    adds words of its own (a number, a name the question lacks) is left alone (None).
+    """
+    text = clean(answer)
+    said = [r for r in dict.fromkeys(clean(r) for r in replies) if r]
+    if not text or not question or text in said:
+        return None
+    rest, used = text, []
+    for reply in sorted(said, key=len, reverse=True):  # "academic gown" before "gown"
+        if reply in rest:
+            rest = rest.replace(reply, " ")
+            used.append(reply)
+    if not used:
+        return None
+    asked = set(_stems(question))
+    if any(_stem(w) not in asked for w in _words(rest) if w not in _FUNCTION_WORDS):
+        return None
+    return " and ".join(sorted(used, key=text.find))
+
+
+# "Is anyone riding the motorcycle?", "Is someone holding an umbrella?": yes presupposes a person.
+_ANYONE = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could)\s+(?:there\s+)?"
+                     r"(?:anyone|anybody|someone|somebody|any\s+(?:one|person|people|man|woman|men|women))\b", re.I)
+
+
+def asks_anyone(question: str) -> bool:
+    """True for a yes/no question whether anyone does or is something ("Is anyone riding the motorcycle?"):
+    with no person in the photo its answer is no."""
+    return bool(_ANYONE.match(question))
+
+
 _COUNT_PHRASE_END = frozenset(_AUX) | {"of", "in", "on", "at", "from", "with", "around", "near", "there", "can", "you",
                                        "that", "which", "who", "does", "do", "inside", "under", "behind", "per"}
 
@@ -254,7 +290,7 @@ class AnswerSpec:
     # Dataset multiple choice (A-OKVQA): the answer must name an option, but keeps its own words,
     # since the same answer is also scored as a direct answer.
     keep_words: bool = False
-    # The question itself, for open questions: an answer that only repeats it is refused.
+    # The question itself (every kind but dataset choices): an open answer that only repeats it is refused.
     question: str = field(default="", compare=False)
     # An open question that asks for a country or a city: the answer must name one.
     names: gazetteer.PlaceKind | None = None
@@ -504,18 +540,18 @@ def expected_type(question: str, choices: Sequence[str] | None = None) -> Answer
     if re.match(r"^(how many|how much \w+ (are|is) there|what (is the )?(number|count) of)\b", q):
         return AnswerSpec("number", question=question.strip())
     if re.search(r"\b(what|which)\s+(\w+\s+)?colou?rs?\b|\bcolou?r of\b|\bcolou?rs? (is|are|does|do)\b", q):
-        return AnswerSpec("color")
+        return AnswerSpec("color", question=question.strip())
     first = words[0]
     if first in _AUX or (first in ("and", "so", "but") and len(words) > 1 and words[1] in _AUX):
         named = _named_options(q)
         if named:
-            return AnswerSpec("choice", named)
-        return AnswerSpec("yesno", ("yes", "no"))
+            return AnswerSpec("choice", named, question=question.strip())
+        return AnswerSpec("yesno", ("yes", "no"), question=question.strip())
     # "Which is bigger, the bus or the car?" / "Who is taller, A or B?"
     if first in ("which", "who", "what", "where") and re.search(r",.*\bor\b", q):
         named = _named_options(q.split(",", 1)[1])  # the options follow the comma ("facing, left or right": not "facing")
         if named:
-            return AnswerSpec("choice", named)
+            return AnswerSpec("choice", named, question=question.strip())
     for kind, pattern in _ASKS_PLACE_NAME:
         if pattern.search(q):
             return AnswerSpec("open", question=question.strip(), names=kind)
@@ -653,5 +689,5 @@ def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
     return None
 
 
-__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "NO_ANSWER_WORDS", "PLACE_WORDS", "KnowledgeAsked", "PlaceAsked", "asked_knowledge", "asked_place", "best_typed", "clean", "counted_thing", "expected_type",
+__all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "NO_ANSWER_WORDS", "PLACE_WORDS", "KnowledgeAsked", "PlaceAsked", "asked_knowledge", "asked_place", "asks_anyone", "best_typed", "clean", "composed_of", "counted_thing", "expected_type",
            "is_failure_answer", "miscount", "repeats_question"]

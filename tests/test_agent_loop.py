@@ -8,6 +8,7 @@ import pytest
 
 from hydra_vr.agent.loop import AgentInputError, HydraAgent
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
+from hydra_vr.api.types import Answer
 from hydra_vr.config import AgentConfig
 from hydra_vr.controller import REPLAN, PlannerProbabilityController
 from hydra_vr.eval.metrics import box_iou
@@ -393,3 +394,31 @@ def test_grounding_to_the_whole_image_after_finding_nothing_is_no_box(photo):
     assert [a.error_kind for a in attempts[:-1]] == ["no_box", "same"] and attempts[-1].fallback
     assert "whole image because find('bloom') found nothing" in script.seen["reasoner"][1]
     assert Box(*result.boxes[0]).iou(Box(169, 85, 446, 358)) > 0.9
+
+
+def test_vipergpt_answer_glued_from_simple_query_replies_is_the_replies(embedded_toolbox, sandbox, photo, monkeypatch):
+    # the 1.5B's program for "What are the two men wearing?" glued its replies onto the question's words
+    def simple_query(self, image, question, box=None, photo_size=None):  # the describe LLM's reply, fixed
+        self._record("simple_query", {"question": question}, Answer(text="suit", source="test"), 0.0)
+        return Answer(text="suit", source="test")
+
+    monkeypatch.setattr(type(embedded_toolbox), "simple_query", simple_query)
+    body = ('men = ImagePatch(image).find("person")\nfinal_answer = "Two men wearing"\n'
+            'for man in men:\n    final_answer += man.simple_query("What is the man wearing?")')
+    result = make_agent(RoleScript(reasoner=[code(body)]), embedded_toolbox, sandbox, mode="vipergpt").run(
+        str(photo("zidane")), "What are the two men wearing?")
+    assert result.steps[0].result["final_answer"] == "Two men wearingsuitsuit"
+    assert result.answer == "suit"
+
+
+def test_vipergpt_yes_to_is_anyone_with_no_person_in_the_photo_is_no(embedded_toolbox, sandbox, photo):
+    # the program found the motorcycle and said yes; the detector finds no one on the real photo
+    body = 'final_answer = bool_to_yesno(bool(ImagePatch(image).find("motorcycle")))'
+    result = make_agent(RoleScript(reasoner=[code(body)]), embedded_toolbox, sandbox, mode="vipergpt").run(
+        str(photo("motorcycle")), "Is anyone riding the motorcycle?")
+    assert result.steps[0].result["final_answer"] == "yes"
+    assert result.answer == "no" and 'find("person") found no one' in result.steps[0].observation
+    # on the bus photo people are there: the program's yes stands
+    result = make_agent(RoleScript(reasoner=[code(body.replace("motorcycle", "bus"))]), embedded_toolbox, sandbox,
+                        mode="vipergpt").run(str(photo("bus")), "Is anyone waiting for the bus?")
+    assert result.answer == "yes"

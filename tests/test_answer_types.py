@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hydra_vr.answer_types import AnswerSpec, asked_knowledge, best_typed, expected_type, is_failure_answer
+from hydra_vr.answer_types import AnswerSpec, asked_knowledge, asks_anyone, best_typed, composed_of, expected_type, is_failure_answer
 
 
 @pytest.mark.parametrize(
@@ -280,3 +280,25 @@ def test_asked_knowledge_names_the_thing_the_question_points_at(question, phrase
 ])
 def test_asked_knowledge_leaves_other_questions(question):
     assert asked_knowledge(question) is None
+
+
+def test_an_answer_glued_from_tool_replies_around_the_questions_words_is_the_replies():
+    q = "What are the two men wearing?"
+    assert composed_of("Two men wearingsuitsuit", q, ["suit", "suit"]) == "suit"
+    assert composed_of("suit academic gown", q, ["suit", "academic gown"]) == "suit and academic gown"
+    assert composed_of("The man is wearing a suit.", "What is the man wearing?", ["suit"]) == "suit"
+    assert composed_of("monastery from china", "What country is this building style from?", ["monastery", "china"]) == "monastery and china"
+    # one reply, no reply in it, or words of its own: left alone
+    assert composed_of("suit", q, ["suit"]) is None
+    assert composed_of("a tuxedo", q, ["suit"]) is None
+    assert composed_of("3 dogs", "How many dogs are there?", ["dogs"]) is None
+    assert composed_of("a red car", "What is parked on the street?", ["car"]) is None
+    assert composed_of("two men wearingsuitsuit", "", ["suit"]) is None
+
+
+def test_is_anyone_questions_are_told_apart():
+    for q in ("Is anyone riding the motorcycle?", "Is there anyone in the car?", "Are any people walking?",
+              "Does anybody hold an umbrella?", "is someone sitting on the bench"):
+        assert asks_anyone(q), q
+    for q in ("Is the man riding the motorcycle?", "Who is riding the motorcycle?", "Is there a dog?", "Is anything red?"):
+        assert not asks_anyone(q), q

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import AnswerSpec, asks_to_read, is_failure_answer, miscount
+from hydra_vr.answer_types import AnswerSpec, asks_anyone, asks_to_read, composed_of, is_failure_answer, miscount
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.names import expression_names
@@ -142,6 +142,11 @@ def run_step(
         program = ProgramResult(ok=False, error_kind="runtime", error=error)
     observation = textualize_step(program, program.calls)
     guess, note = typed_guess(program, spec) if spec is not None and task == "vqa" else (None, None)
+    if spec is not None and task == "vqa" and program.ok and guess != "no" and spec.kind == "yesno" and asks_anyone(spec.question):
+        nobody = _nobody(program, runner, image_path)
+        if nobody:  # the program said yes because the motorcycle is there; no one is there to ride it
+            guess, note = "no", nobody
+            observation += f"\nNote: {nobody}"
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     if size is not None and _whole_image_on_nothing(program, size):
         boxes = []  # the whole image after every find came back empty grounds nothing: the episode goes on
@@ -263,6 +268,19 @@ def off_expression(program: Any, expression: str, runner: ProgramRunner, image_p
             f"names {name!r}, and find({name!r}) found {len(hit.result)} elsewhere ({shown})")
 
 
+def _nobody(program: Any, runner: ProgramRunner, image_path: str) -> str | None:
+    """Why "Is anyone ...?" is answered no, or None: the detector finds no person in the photo. A program
+    that found the motorcycle answered "Is anyone riding the motorcycle?" yes; a person it found is the
+    evidence, else one find("person") looks."""
+    if any(d.label == "person" for c in program.calls if c.tool == "find" for d in c.result or []):
+        return None
+    check = runner.run('people = ImagePatch(image).find("person")\n', image_path)
+    look = next((c for c in check.calls if c.tool == "find"), None) if check.ok else None
+    if look is None or look.result:
+        return None
+    return 'the question asks whether anyone is there doing it, and find("person") found no one in the photo: no'
+
+
 def _same_box(a: Sequence[float], b: Sequence[float], tol: float = 1.5) -> bool:
     return all(abs(float(u) - float(v)) <= tol for u, v in zip(a, b))
 
@@ -313,6 +331,8 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
         if read is None:
             return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
         value = read  # "What is the title?" -> the text patch find() returned: its text is the answer
+    replies = [getattr(c.result, "text", c.result) for c in program.calls if c.tool in ("simple_query", "llm_query")]
+    value = composed_of(value, spec.question, replies) or value  # "two men wearing" + "suit" + "suit" -> suit
     typed = spec.coerce(value)
     if typed is not None:
         refused = unfounded_negative(typed, spec, program.calls) or _miscount(program, spec, typed)
