@@ -107,12 +107,23 @@ def named_place(kind: PlaceKind, text: str) -> str | None:
     if whole in known:  # ISO names hold commas ("korea, republic of")
         return whole
     words = re.findall(r"[a-z.'-]+", whole)
+    codes = _country_codes() if kind == "country" else frozenset()
     for n in range(min(len(words), 5), 0, -1):
         for i in range(len(words) - n + 1):
             phrase = " ".join(words[i:i + n])
-            if phrase in known:
+            if phrase in known and phrase not in codes:
                 return phrase
     return None
+
+
+@cache
+def _country_codes() -> frozenset[str]:
+    """ISO alpha-3 codes that are no name or alias of a country ("and", "can", "per"): a whole answer only,
+    never a word of a longer one ("monastery and china" named Andorra)."""
+    import pycountry
+
+    names = {n.lower() for c in pycountry.countries for n in (c.name, getattr(c, "common_name", None)) if n}
+    return frozenset(c.alpha_3.lower() for c in pycountry.countries) - names - {a.lower() for a in _COUNTRY_ALIASES}
 
 
 __all__ = ["PlaceKind", "cities", "countries", "country_names", "major_cities", "named_place"]

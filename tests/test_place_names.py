@@ -43,8 +43,10 @@ def test_a_country_answer_names_a_country_in_its_own_words():
     assert spec.coerce("the United States") == "united states"
     assert spec.coerce("USA") == "usa" and spec.coerce("England") == "england"
     assert spec.coerce("Korea, Republic of") == "korea, republic of"
-    for wrong in ("monastery from monastery", "red", "palace", "chinese style", "yes"):
+    for wrong in ("monastery from monastery", "red", "palace", "chinese style", "yes", "in and out", "i can see"):
         assert spec.coerce(wrong) is None, wrong
+    # ISO codes that are English words ("and": Andorra, "can": Canada) name a country only as the whole answer
+    assert spec.coerce("monastery and china") == "china" and spec.coerce("AND") == "and" and spec.coerce("PER") == "per"
     assert "not the name of a country" in spec.check("monastery from monastery")
     # the prompt's sentence stays the open question's: "answer with the name of a country" turned the 1.5B
     # from the United States to Canada for the astronaut photo's flag; the enum keeps it to a country
