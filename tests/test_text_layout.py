@@ -48,3 +48,14 @@ def test_find_paragraph_and_code_on_the_page_photo(Patch, photo):
     code = page.find("line of code")
     assert len(code) == 1 and code[0]._box().iou(Box(15, 172, 241, 190)) > 0.5
     assert page.exists("code") and not Patch(str(photo("bus"))).exists("code")  # the bus's signs are no code
+
+
+def test_a_paragraph_continues_past_a_line_of_another_column(photo):
+    from PIL import Image
+
+    from hydra_vr.api.backends.ocr import RapidOCRReader
+
+    # on the bus's side "10" (left of them) is read between "cero" and "emisiones", one block of big letters
+    bus = Image.open(photo("bus")).convert("RGB").crop((15, 216, 793, 758))
+    texts = [p.text for p in paragraphs(RapidOCRReader().read_text(bus))]
+    assert "cero emisiones" in texts and "10" in texts

@@ -55,14 +55,22 @@ def paragraphs(lines: Sequence[TextRegion]) -> list[TextRegion]:
     usual = statistics.median(close) if close else 0.0
     limit = min(usual + _JOIN_SLACK * height, _MAX_GAP * height)
     runs: list[list[TextRegion]] = [[ordered[0]]]
-    for line, gap in zip(ordered[1:], gaps):
-        last = runs[-1][-1]
-        same_size = 0.67 <= line.box.height / max(last.box.height, 1e-6) <= 1.5
-        if gap <= limit and same_size and _overlap(last.box, line.box) >= _MIN_OVERLAP:
-            runs[-1].append(line)
+    for line in ordered[1:]:
+        # the run it continues need not be the last one started: on a bus's side "10" (another column) is read
+        # between "cero" and "emisiones"
+        fits = [(line.box.y1 - run[-1].box.y2, i) for i, run in enumerate(runs) if _continues(run[-1], line, limit)]
+        if fits:
+            runs[min(fits)[1]].append(line)
         else:
             runs.append([line])
-    return [_merge(run) for run in runs]
+    return [_merge(run) for run in sorted(runs, key=lambda run: (run[0].box.y1, run[0].box.x1))]
+
+
+def _continues(last: TextRegion, line: TextRegion, limit: float) -> bool:
+    """True when ``line`` is the next line of the run ending in ``last``: close below it, the same letter size,
+    overlapping it across."""
+    same_size = 0.67 <= line.box.height / max(last.box.height, 1e-6) <= 1.5
+    return line.box.y1 - last.box.y2 <= limit and same_size and _overlap(last.box, line.box) >= _MIN_OVERLAP
 
 
 def _merge(run: list[TextRegion]) -> TextRegion:
