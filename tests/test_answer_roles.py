@@ -450,3 +450,38 @@ def test_describe_reads_signs_for_a_city_and_lists_big_letters_first(toolbox_wit
     assert "the largest letters first: M15OL/SEUILLA | cero | emisiones |" in render_prompt("vqa_describe_user", **big, expected="a phrase")
     plain = d.describe(bus, "What words are written on the side of the bus?")
     assert not plain["texts_by_size"] and sorted(plain["texts"]) == sorted(big["texts"])  # same lines, read order
+
+
+def test_a_reading_answer_that_rewrote_the_text_is_put_back_as_read(toolbox_with_llm, photo):
+    from PIL import Image
+
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+
+    bus = Image.open(photo("bus")).convert("RGB").crop((15, 216, 793, 758))  # the bus's box
+    question = "What words are written in big white letters on the side of the bus?"
+    # the 1.5B "corrected" the OCR's "cero" / "emisiones" (two lines of one block) to one word
+    script = Script(describe=[ans("emissiones")])
+    answer = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=lambda: script.chat)).answer(bus, question)
+    assert answer.text == "cero emisiones" and answer.source == "describe:ocr"
+    # an answer that is no line of the text, or a question that asks no reading, is left as said
+    script = Script(describe=[ans("madrid bus")])
+    assert DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=lambda: script.chat)).answer(bus, question).text == "madrid bus"
+    script = Script(describe=[ans("emissiones")])
+    said = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=lambda: script.chat)).answer(bus, "What language is written on the bus?")
+    assert said.text == "emissiones"
+
+
+def test_a_yes_no_question_about_a_thing_reads_what_is_written_on_it(toolbox_with_llm, photo):
+    from PIL import Image
+
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+
+    d = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=None))
+    bus = Image.open(photo("bus")).convert("RGB")
+    # "Is the bus electric?": the bus says "eléctrico", "cero emisiones" (the 1.5B answered no without them)
+    for question in ("Is the bus electric?", "Is the bus electric? Answer yes or no."):  # simple_query, verify_property
+        assert "emisiones" in d.describe(bus, question)["texts"], question
+    assert d.describe(bus, "Is there a bus in the photo?")["texts"] is None  # a presence question: the search answers
+    assert d.describe(bus, "How many people are there?")["texts"] is None

@@ -9,6 +9,7 @@ a model that sees pixels. Hub users swap in BLIP / BLIP-2 / LLaVA by config.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import json
 import logging
@@ -17,11 +18,12 @@ from collections.abc import Callable
 
 from PIL import Image
 
-from hydra_vr.answer_types import AnswerSpec, KnowledgeAsked, asked_knowledge, asked_presence, expected_type
+from hydra_vr.answer_types import AnswerSpec, KnowledgeAsked, asked_knowledge, asked_presence, asks_to_read, clean, expected_type
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import garments as garment_ops
 from hydra_vr.api import placement as placement_ops
 from hydra_vr.api import shapes as shape_ops
+from hydra_vr.api import text_layout
 from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext
 from hydra_vr.api.types import Answer
@@ -89,6 +91,31 @@ def _largest_first(regions: list) -> list:
     tallest = max(r.box.height for r in regions)
     big = [r for r in regions if r.box.height >= 0.75 * tallest]
     return big + [r for r in regions if r not in big]
+
+
+_SAME_TEXT = 0.8  # difflib ratio from which an answer is taken for an OCR line it rewrote
+
+
+def _as_written(answer: str, lines: list) -> str | None:
+    """The text as the OCR read it, for an answer to a reading question that rewrote one of its lines: the
+    paragraph holding the closest line (``text_layout.paragraphs``), lower case; None when no line is that
+    close, or the answer already is its paragraph. Asked for the words in big letters, the 1.5B answered
+    "emissiones" for the lines "cero" / "emisiones"."""
+    said = clean(answer)
+    if not said or not lines:
+        return None
+    ratio = {id(r): difflib.SequenceMatcher(None, said, r.text.lower()).ratio() for r in lines}
+    best = max(lines, key=lambda r: ratio[id(r)])
+    if ratio[id(best)] < _SAME_TEXT:
+        return None
+    block = next((p for p in text_layout.paragraphs(lines) if p.box.intersection(best.box) >= 0.9 * best.box.area), best)
+    if len(block.text.split()) > _MAX_READ_WORDS:  # a page's paragraph, not a label: the line alone
+        block = best
+    text = " ".join(block.text.lower().split())
+    return None if text == said else text
+
+
+_MAX_READ_WORDS = 8
 
 
 # the background itself ("what color is the background?"), not a thing in it ("the car in the background")
@@ -185,9 +212,12 @@ class DescribeVQA:
             subject_colors = _named(subject, 0.2)
             if subject_colors:  # the whole-patch shares would list the background first; say what it is
                 colors = _named(border)
-        texts, big_text = None, _BIG_TEXT.search(question) is not None
+        texts, regions, big_text = None, [], _BIG_TEXT.search(question) is not None
         # a question for a city or a country reads signs too: the bus photo's "MADRID" is written on the bus
-        reads = _TEXT_QUESTION.search(question) is not None or spec.names is not None
+        # ... and so does a yes/no question about what a thing is: "Is the bus electric?" is written on it
+        # ("eléctrico", "cero emisiones"); not a presence question, which a search answers
+        reads = (_TEXT_QUESTION.search(question) is not None or spec.names is not None
+                 or set(spec.options) == {"yes", "no"} and asked_presence(question) is None)  # verify_property's too
         if tb.has("ocr") and (self.ocr == "always" or (self.ocr == "auto" and reads)):
             regions = tb.backend("ocr").read_text(image)
             texts = [r.text for r in (_largest_first(regions) if big_text else regions)]
@@ -201,7 +231,8 @@ class DescribeVQA:
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
                 "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question,
-                "classified": [(ls.label, ls.score) for ls in classified]}  # not shown: what _thing_name reads
+                "classified": [(ls.label, ls.score) for ls in classified],  # not shown: what _thing_name reads
+                "read": regions}  # not shown: the OCR lines a reading answer is put back into (``_as_written``)
 
     def _thing_name(self, asked: KnowledgeAsked, findings: dict) -> str | None:
         """What the tools call the thing a knowledge question points at ("this drink" -> espresso), where
@@ -342,5 +373,8 @@ class DescribeVQA:
                 return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
                           max_tokens=self.max_tokens, retries=self.retries, refuse=_echoed_label(findings, spec))
+        written = _as_written(reply.answer, findings["read"]) if reply.answer is not None and asks_to_read(question) else None
+        if written is not None:
+            return Answer(text=written, source="describe:ocr", evidence=f"{user}\nAnswered {reply.answer!r}: as read, {written!r}")
         # No fitting answer after the re-ask: return what was said; the loop's checks refuse it.
         return Answer(text=reply.answer if reply.answer is not None else reply.raw, source="describe", evidence=user)
