@@ -63,7 +63,7 @@ def paragraphs(lines: Sequence[TextRegion]) -> list[TextRegion]:
             runs[min(fits)[1]].append(line)
         else:
             runs.append([line])
-    return [_merge(run) for run in sorted(runs, key=lambda run: (run[0].box.y1, run[0].box.x1))]
+    return [_merge(run) for run in runs]  # started in reading order, so listed in it
 
 
 def _continues(last: TextRegion, line: TextRegion, limit: float) -> bool:

@@ -94,6 +94,7 @@ def _largest_first(regions: list) -> list:
 
 
 _SAME_TEXT = 0.8  # difflib ratio from which an answer is taken for an OCR line it rewrote
+_MAX_READ_WORDS = 8  # a block longer than this is a page's paragraph, not a label: the line alone answers
 
 
 def _as_written(answer: str, lines: list) -> str | None:
@@ -104,18 +105,14 @@ def _as_written(answer: str, lines: list) -> str | None:
     said = clean(answer)
     if not said or not lines:
         return None
-    ratio = {id(r): difflib.SequenceMatcher(None, said, r.text.lower()).ratio() for r in lines}
-    best = max(lines, key=lambda r: ratio[id(r)])
-    if ratio[id(best)] < _SAME_TEXT:
+    ratio, best = max(((difflib.SequenceMatcher(None, said, r.text.lower()).ratio(), r) for r in lines), key=lambda t: t[0])
+    if ratio < _SAME_TEXT:
         return None
     block = next((p for p in text_layout.paragraphs(lines) if p.box.intersection(best.box) >= 0.9 * best.box.area), best)
-    if len(block.text.split()) > _MAX_READ_WORDS:  # a page's paragraph, not a label: the line alone
+    if len(block.text.split()) > _MAX_READ_WORDS:
         block = best
     text = " ".join(block.text.lower().split())
     return None if text == said else text
-
-
-_MAX_READ_WORDS = 8
 
 
 # the background itself ("what color is the background?"), not a thing in it ("the car in the background")
