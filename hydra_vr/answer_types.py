@@ -248,6 +248,36 @@ def miscount(answer: str, question: str, finds: Sequence[tuple[str, int]]) -> st
     return None
 
 
+_GENERIC_THINGS = frozenset({"shape", "object", "thing", "item"})
+
+
+def against_search(answer: str, question: str, finds: Sequence[tuple[str, int]]) -> str | None:
+    """Why a yes/no to a negated presence question contradicts the program's own search, or None.
+
+    ``finds``: (name, how many came back) of each find() the program made that could look for its name.
+    "Is there not a red shape?" is yes when find("red") came back empty; the 1.5B's programs answered
+    "No red shape" (read as no) there, and yes to "is there not a blue shape?" after find("blue") found
+    one: they answer the question without its "not". The last find of the asked thing (or a word of it:
+    "red" for "red shape") decides. A question that places the thing ("... on the table") is not one
+    whole-image find, so it is left alone.
+    """
+    asked = asked_presence(question)
+    if asked is None or not asked.negated or asked.where or answer not in ("yes", "no"):
+        return None
+    thing = set(_stems(asked.thing))
+    told = thing - _GENERIC_THINGS  # find("shape") finding one says nothing of "a red shape"; find("red") does
+    looked = [(name, n) for name, n in finds if told and told <= set(_stems(name)) <= thing]
+    if not looked:
+        return None
+    name, n = looked[-1]
+    right = "no" if n else "yes"
+    if answer == right:
+        return None
+    there = f"found {n}: there is one" if n else "found none: there is none"
+    return (f"{answer!r} answers the question without its 'not': find({name!r}) {there}, so "
+            f"{question.strip()!r} is {right}")
+
+
 def yesno_word(text: Any) -> str | None:
     """"yes" / "no" for a reply that starts with one ("No, there is none." -> no), else None."""
     words = _words(clean(text))
@@ -260,6 +290,22 @@ def yesno_word(text: Any) -> str | None:
 
 def _asks_who_or_where(question: str) -> bool:
     return bool(re.match(r"\s*(who|whom|whose|where)\b", question, re.I))
+
+
+# What a number may answer: "What number is on the bus?", "What year ...?", "What time ...?", a reading.
+_ASKS_NUMBER = re.compile(r"\b(numbers?|numerals?|digits?|years?|time|date|age|old|price|prices|cost|costs|score|"
+                          r"temperature|speed|size|height|weight|route|platform|code|percent(age)?|amount|total|sum|"
+                          r"distance|capacity|channel|page|jersey|plate|model|version|generation|decade|century)\b", re.I)
+
+
+def _asks_no_number(question: str) -> bool:
+    """True for an open question a bare number cannot answer: who / where, or what / which without a
+    quantity or a reading in it. "What is the red shape?" was answered "1", how many find("red")
+    returned."""
+    if _asks_who_or_where(question):
+        return True
+    return (bool(re.match(r"\s*(what|which)\b", question, re.I)) and not _ASKS_NUMBER.search(question)
+            and not asks_to_read(question))
 
 
 _MAX_SHORT_WORDS = 6
@@ -352,7 +398,7 @@ class AnswerSpec:
         # open: anything but a bare yes/no, a failure or the question's own subject
         if s in _YES | _NO or (words and words[0] in ("yes", "no") and len(words) <= 2):
             return None
-        if _asks_who_or_where(self.question) and re.fullmatch(r"[\d.,\s]+", s):
+        if _asks_no_number(self.question) and re.fullmatch(r"[\d.,\s]+", s):
             return None  # "Who is the bald man?" -> "2" names no one
         if self.names:  # its own words for the place it names ("madrid"; "the united states" -> united states)
             return gazetteer.named_place(self.names, s)
@@ -377,8 +423,9 @@ class AnswerSpec:
             return f"{s!r} reports a failure, it does not answer the question"
         if self.kind == "open" and s.split()[0] in _YES | _NO:
             return f"{s!r} is a yes/no answer, but the question is open: name the thing asked about."
-        if self.kind == "open" and _asks_who_or_where(self.question) and re.fullmatch(r"[\d.,\s]+", s):
-            return f"{s!r} is a number, but the question asks {self.question.split()[0].lower()}: name a person, a thing or a place"
+        if self.kind == "open" and _asks_no_number(self.question) and re.fullmatch(r"[\d.,\s]+", s):
+            return (f"{s!r} is a bare number, but the question asks {self.question.split()[0].lower()}, not how many: "
+                    "name the person, thing or place")
         if self.kind == "open" and self.names:
             return f"{s!r} is not the name of a {self.names}: the question asks which {self.names}; name one"
         if self.kind == "open" and _too_long(_words(s), self.question):
@@ -690,4 +737,4 @@ def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:
 
 
 __all__ = ["AnswerKind", "AnswerSpec", "COLOR_WORDS", "NO_ANSWER_WORDS", "PLACE_WORDS", "KnowledgeAsked", "PlaceAsked", "asked_knowledge", "asked_place", "asks_anyone", "best_typed", "clean", "composed_of", "counted_thing", "expected_type",
-           "is_failure_answer", "miscount", "repeats_question"]
+           "against_search", "is_failure_answer", "miscount", "repeats_question"]

@@ -485,3 +485,28 @@ def test_a_yes_no_question_about_a_thing_reads_what_is_written_on_it(toolbox_wit
         assert "emisiones" in d.describe(bus, question)["texts"], question
     assert d.describe(bus, "Is there a bus in the photo?")["texts"] is None  # a presence question: the search answers
     assert d.describe(bus, "How many people are there?")["texts"] is None
+
+
+def test_vipergpt_negated_presence_answer_against_the_programs_own_find_is_refused(toolbox_with_llm, sandbox, photo):
+    # easy-VQA: "is there not a red shape?" answered "No red shape" after find("red") came back empty,
+    # and yes to "is there not a blue shape?" after find("blue") found one: the question without its "not"
+    body = 'final_answer = bool_to_yesno(bool(ImagePatch(image).find("bus")))'
+    result = agent_for(Script(reasoner=[code(body)]), toolbox_with_llm, sandbox, mode="vipergpt").run(
+        str(photo("bus")), "Is there not a bus in the photo?")
+    assert result.steps[0].result["final_answer"] == "yes"
+    assert "without its 'not': find('bus') found" in result.steps[0].observation
+    assert result.answer == "no" and result.answer_source == "fallback simple_query"  # describe's own search
+    body = 'final_answer = "No purple shape" if not ImagePatch(image).find("purple") else "There is one"'
+    result = agent_for(Script(reasoner=[code(body)]), toolbox_with_llm, sandbox, mode="vipergpt").run(
+        str(photo("bus")), "Is there not a purple shape?")  # a search over every pixel found none: yes
+    assert "find('purple') found none" in result.steps[0].observation and result.answer == "yes"
+    # the detector's miss is no search: "No giraffe" (read as no) stands
+    body = 'final_answer = "No giraffe" if not ImagePatch(image).find("giraffe") else "There is a giraffe"'
+    result = agent_for(Script(reasoner=[code(body)]), toolbox_with_llm, sandbox, mode="vipergpt").run(
+        str(photo("bus")), "Is there no giraffe?")
+    assert result.answer == "no" and "without its 'not'" not in result.steps[0].observation
+    # the program that answers with its "not" stands
+    body = 'final_answer = bool_to_yesno(not ImagePatch(image).find("bus"))'
+    result = agent_for(Script(reasoner=[code(body)]), toolbox_with_llm, sandbox, mode="vipergpt").run(
+        str(photo("bus")), "Is there not a bus in the photo?")
+    assert result.answer == "no" and "without its 'not'" not in result.steps[0].observation

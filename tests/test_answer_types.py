@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hydra_vr.answer_types import AnswerSpec, asked_knowledge, asks_anyone, best_typed, composed_of, expected_type, is_failure_answer
+from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asks_anyone, best_typed, composed_of,
+                                  expected_type, is_failure_answer)
 
 
 @pytest.mark.parametrize(
@@ -172,10 +173,27 @@ def test_closed_types_do_not_look_at_the_question_words():
 
 def test_a_bare_number_does_not_answer_who_or_where():
     who = expected_type("Who is the bald man?")
-    assert who.coerce("2") is None and "is a number, but the question asks who" in who.check("2")
+    assert who.coerce("2") is None and "is a bare number, but the question asks who" in who.check("2")
     assert expected_type("Where is the spoon?").coerce("1") is None
     assert expected_type("What number is on the bus?").coerce("15") == "15"  # other open questions may want one
     assert who.coerce("Zinedine Zidane") == "zinedine zidane"
+
+
+@pytest.mark.parametrize("question", ["What is the red shape?", "Which animal is on the sofa?",
+                                      "What is the man holding?", "what are the blue shapes?"])
+def test_a_bare_number_does_not_name_a_thing(question):
+    # a program that returned str(len(find("red"))) for "what is the red shape?" answered "1"
+    spec = expected_type(question)
+    assert spec.coerce("1") is None and "not how many" in spec.check("1")
+    assert spec.coerce("triangle") == "triangle"
+
+
+@pytest.mark.parametrize("question", ["What year is on the coin?", "What time does the clock show?",
+                                      "What is the route number of the bus?", "What does the sign say?",
+                                      "What is written on the door?", "How old is the building?",
+                                      "What is the price of the coffee?"])
+def test_a_number_still_answers_what_asks_for_one(question):
+    assert expected_type(question).coerce("1969") == "1969"
 
 
 @pytest.mark.parametrize(
@@ -302,3 +320,33 @@ def test_is_anyone_questions_are_told_apart():
         assert asks_anyone(q), q
     for q in ("Is the man riding the motorcycle?", "Who is riding the motorcycle?", "Is there a dog?", "Is anything red?"):
         assert not asks_anyone(q), q
+
+
+@pytest.mark.parametrize(
+    ("answer", "question", "finds", "right"),
+    [
+        ("no", "is there not a red shape?", [("red", 0)], "yes"),
+        ("yes", "is there not a blue shape in the image?", [("blue", 1), ("blue", 1)], "no"),
+        ("no", "is no yellow shape present?", [("yellow", 0)], "yes"),
+        ("yes", "is no black shape present?", [("black", 1)], "no"),
+        ("no", "Does the image not contain a dog?", [("cat", 2), ("dog", 0)], "yes"),
+    ],
+)
+def test_a_negated_presence_answer_against_the_programs_find_is_refused(answer, question, finds, right):
+    reason = against_search(answer, question, finds)
+    assert reason is not None and reason.endswith(f"is {right}")
+    assert against_search(right, question, finds) is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "question", "finds"),
+    [
+        ("yes", "is there not a red shape?", [("shape", 1)]),  # a shape, not a red one: says nothing
+        ("yes", "Is there not a black cat?", [("cat", 1)]),
+        ("yes", "Is there no dog on the sofa?", [("dog", 1)]),  # placed: not one whole-image find
+        ("yes", "Is there a dog?", [("dog", 0)]),  # not negated: a simple_query after the find may know better
+        ("no", "Is there not a dog?", []),
+    ],
+)
+def test_a_negated_presence_answer_stands_where_no_find_settles_it(answer, question, finds):
+    assert against_search(answer, question, finds) is None

@@ -22,7 +22,8 @@ from typing import Any, Protocol
 from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import AnswerSpec, asks_anyone, asks_to_read, composed_of, is_failure_answer, miscount
+from hydra_vr.answer_types import (AnswerSpec, against_search, asks_anyone, asks_to_read, composed_of, is_failure_answer,
+                                  miscount)
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.names import expression_names
@@ -197,6 +198,16 @@ def _miscount(program: Any, spec: AnswerSpec, answer: str | None = None) -> str 
     return miscount(answer, spec.question, finds) if answer is not None else None
 
 
+def _against_search(program: Any, spec: AnswerSpec, answer: str) -> str | None:
+    """Why a yes/no to a negated presence question contradicts the program's finds (answer_types.against_search)."""
+    if spec.kind != "yesno":
+        return None
+    # something found, or nothing found by a search over every pixel; a detector's miss is no search
+    finds = [(str(c.args.get("name", "")), len(c.result or [])) for c in program.calls
+             if c.tool == "find" and (c.result or c.meta.get("measured"))]
+    return against_search(answer, spec.question, finds)
+
+
 def _no_box(program: Any) -> str | None:
     """Why a program that ran gave no box to ground with, or None."""
     if program.has_final_answer and boxes_of(program.final_answer):
@@ -335,7 +346,8 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
     value = composed_of(value, spec.question, replies) or value  # "two men wearing" + "suit" + "suit" -> suit
     typed = spec.coerce(value)
     if typed is not None:
-        refused = unfounded_negative(typed, spec, program.calls) or _miscount(program, spec, typed)
+        refused = (unfounded_negative(typed, spec, program.calls) or _miscount(program, spec, typed)
+                   or _against_search(program, spec, typed))
         return (None, refused) if refused else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):
