@@ -391,10 +391,10 @@ def test_describe_answers_a_background_colour_from_the_border(toolbox_with_llm, 
     d = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=None))
     flower = Image.open(photo("flower")).convert("RGB")
     asked = d.describe(flower, "What color is the background?")
-    # the dark blue-green leaves around the orange dahlia (named black and blue), not the flower's colours:
+    # the dark blue-green leaves around the orange dahlia (named black and teal), not the flower's colours:
     # shown the flower as "the likely subject", the 1.5B answered "orange"
     assert asked["background"] and asked["subject_colors"] is None
-    assert [c.split()[0] for c in asked["colors"][:2]] == ["black", "blue"]
+    assert [c.split()[0] for c in asked["colors"][:2]] == ["black", "teal"]
     text = render_prompt("vqa_describe_user", **asked, expected="a colour")
     assert "Background colours (the patch border): black" in text and "stands out" not in text
     thing = d.describe(flower, "What color is the flower in the background?")  # a thing in it, not the background

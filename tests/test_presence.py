@@ -51,7 +51,7 @@ def test_what_a_presence_question_asks_about(question: str, expected: Presence |
     ("name", "colours"),
     [
         ("yellow", ("yellow",)), ("Red", ("red",)), ("red thing", ("red",)), ("grey object", ("gray",)),
-        ("red and white", ("red", "white")), ("teal", ("blue",)), ("red shape", ()), ("red car", ()),
+        ("red and white", ("red", "white")), ("teal", ("teal",)), ("cyan", ("teal",)), ("red shape", ()), ("red car", ()),
         ("dog", ()), ("thing", ()), ("", ()),
     ],
 )
@@ -83,8 +83,8 @@ def test_colour_regions_are_the_things_of_that_colour_not_the_page() -> None:
 
 def test_colour_regions_answer_easy_vqa_presence_questions() -> None:
     # The colour-present questions of the first 100 easy-VQA test images, answered by "any region of
-    # that colour?" alone: 92.6% of the first 800 such questions (the misses: CSS "brown" (165, 42, 42)
-    # reads red, "teal" counts as blue).
+    # that colour?" alone: 468 of 481 (97.3%; 92.6% while teal counted as blue). The misses: CSS "brown"
+    # (165, 42, 42) reads red.
     from hydra_vr.datasets.easyvqa import easy_vqa_data_dir
 
     data = easy_vqa_data_dir() / "test"
@@ -97,7 +97,7 @@ def test_colour_regions_answer_easy_vqa_presence_questions() -> None:
         present = bool(color_ops.color_regions(Image.open(data / "images" / f"{image_id}.png"), colour))
         right += ("yes" if present != asked.negated else "no") == answer
         total += 1
-    assert total >= 150 and right / total >= 0.88, (right, total)
+    assert total >= 450 and right / total >= 0.95, (right, total)
 
 
 def test_colour_regions_on_real_photos(photo) -> None:

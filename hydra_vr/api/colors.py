@@ -28,7 +28,9 @@ from PIL import Image
 
 from hydra_vr.api.types import ColorShare
 
-BASE_COLORS = ("red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white", "gray")
+# teal: blue-green (hue 165-195), a colour of its own; named blue, a dahlia's dark teal backdrop was "black
+# and blue" (a person says green or teal) and easy-VQA's teal shapes were blue.
+BASE_COLORS = ("red", "orange", "yellow", "green", "teal", "blue", "purple", "pink", "brown", "black", "white", "gray")
 ALIASES = {
     "grey": "gray",
     "silver": "gray",
@@ -37,9 +39,8 @@ ALIASES = {
     "violet": "purple",
     "magenta": "pink",
     "navy": "blue",
-    "cyan": "blue",
-    "teal": "blue",
-    "turquoise": "blue",
+    "cyan": "teal",
+    "turquoise": "teal",
     "maroon": "red",
     "tan": "brown",
     "beige": "brown",
@@ -51,6 +52,7 @@ _REF_RGB = {
     "orange": (240, 140, 20),
     "yellow": (240, 220, 30),
     "green": (40, 160, 50),
+    "teal": (0, 128, 128),
     "blue": (30, 80, 200),
     "purple": (120, 50, 160),
     "pink": (240, 150, 180),
@@ -81,7 +83,8 @@ def _pixel_names(hsv: np.ndarray) -> np.ndarray:
         (15, 40, "orange"),
         (40, 70, "yellow"),
         (70, 165, "green"),
-        (165, 255, "blue"),
+        (165, 195, "teal"),
+        (195, 255, "blue"),
         (255, 290, "purple"),
         (290, 340, "pink"),
         (340, 361, "red"),
