@@ -8,7 +8,6 @@ import pytest
 
 from hydra_vr.agent.loop import AgentInputError, HydraAgent
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
-from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.types import Answer
 from hydra_vr.config import AgentConfig
 from hydra_vr.controller import REPLAN, PlannerProbabilityController
@@ -424,16 +423,3 @@ def test_vipergpt_yes_to_is_anyone_with_no_person_in_the_photo_is_no(embedded_to
                         mode="vipergpt").run(str(photo("bus")), "Is anyone waiting for the bus?")
     assert result.answer == "yes"
 
-
-
-def test_finds_list_taken_for_a_patch_is_repaired_without_asking_the_llm_again(embedded_toolbox, sandbox, photo):
-    # the 1.5B's "rocket = find('rocket'); rocket.simple_query(...)", which it often writes again when told
-    body = 'buses = ImagePatch(image).find("bus")\nfinal_answer = str(int(buses.width))'
-    script = RoleScript(reasoner=[code(body)])  # one program: a second LLM call would find the queue empty
-    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("bus")), "How wide is the bus?")
-    first, repaired = result.steps[0].attempts
-    assert first.error_kind == "runtime" and "'list' object has no attribute 'width'" in first.error
-    assert repaired.ok and repaired.code.endswith("int(buses[0].width))") and "(buses)" in repaired.repair
-    bus = embedded_toolbox.find(load_image(str(photo("bus"))), "bus")[0]
-    assert result.answer == str(int(bus.box.width))
-    assert len(script.seen["reasoner"]) == 1

@@ -21,7 +21,6 @@ from typing import Any, Protocol
 
 from PIL import Image
 
-from hydra_vr.agent.repair import first_patch_repair
 from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import (AnswerSpec, against_search, asks_anyone, asks_to_read, composed_of, is_failure_answer,
                                   miscount)
@@ -86,10 +85,8 @@ def run_step(
     size = image_size(image_path) if task == "grounding" and image_path else None
     blind: dict[str, str] = {}  # names find() cannot look for, learnt from this step's attempts -> why
     gave_up = False
-    pending: tuple[str, str] | None = None  # a repaired program to run next instead of asking the LLM
     for attempt in range(max_retries + 1):
-        code, repair = pending if pending is not None else (write(code, error), None)
-        pending = None
+        code = write(code, error)
         failed = next((a for a in attempts if a.code == code and not a.ok and a.error_kind not in ("repeat", "same")), None)
         if failed is not None:  # asked again, the 1.5B can write the very program that failed: it would fail again
             # Not run, and no further rewrite: told that it repeated itself, the 1.5B wrote the same program
@@ -113,12 +110,12 @@ def run_step(
         program = runner.run(code, image_path)
         missing = (_no_box(program) or _whole_image_on_nothing(program, size)) if needs_box and program.ok else None
         if missing:
-            attempts.append(Attempt(code, False, "no_box", missing, repair=repair))
+            attempts.append(Attempt(code, False, "no_box", missing))
             error = missing
             continue
         off = off_expression(program, expression, runner, image_path) if needs_box and expression and program.ok else None
         if off:  # the person for "her hat": the fallback looks for the expression's own names first
-            attempts.append(Attempt(code, False, "off_expression", off, repair=repair))
+            attempts.append(Attempt(code, False, "off_expression", off))
             gave_up = True
             break
         if program.ok and spec is not None and task == "vqa":
@@ -127,19 +124,17 @@ def run_step(
                 blind[name] = why
                 if attempt < max_retries:  # the next attempt is told why, instead of the next step repeating it
                     error = _blind_advice(name, why, f"The program's answer {_said(program)} rests on that empty result.")
-                    attempts.append(Attempt(code, False, "blind_find", error, repair=repair))
+                    attempts.append(Attempt(code, False, "blind_find", error))
                     continue
             wrong = _miscount(program, spec)
             if wrong and attempt < max_retries:  # counted the motorcycle for its wheels: rewrite within the step
                 error = f"The program's answer {wrong}. Write a program that counts what the question asks."
-                attempts.append(Attempt(code, False, "miscount", error, repair=repair))
+                attempts.append(Attempt(code, False, "miscount", error))
                 continue
-        attempts.append(Attempt(code, program.ok, program.error_kind, program.error, repair=repair))
+        attempts.append(Attempt(code, program.ok, program.error_kind, program.error))
         if program.ok:
             break
         error = program.feedback()
-        if program.error_kind == "runtime":  # find()'s list taken for a patch: the 1.5B often repeats it when told
-            pending = first_patch_repair(code, program.error or "")
     no_box = needs_box and program is not None and (_no_box(program) or _whole_image_on_nothing(program, size))
     if (program is None or not program.ok or gave_up or no_box) and fallback_code is not None:
         program = runner.run(fallback_code, image_path)

@@ -31,7 +31,6 @@ class Attempt:
     error_kind: str | None
     error: str | None
     fallback: bool = False
-    repair: str | None = None  # what agent.repair changed in the previous attempt's program to make this one
 
 
 @dataclass
