@@ -295,7 +295,8 @@ def _asks_who_or_where(question: str) -> bool:
 # What a number may answer: "What number is on the bus?", "What year ...?", "What time ...?", a reading.
 _ASKS_NUMBER = re.compile(r"\b(numbers?|numerals?|digits?|years?|time|date|age|old|price|prices|cost|costs|score|"
                           r"temperature|speed|size|height|weight|route|platform|code|percent(age)?|amount|total|sum|"
-                          r"distance|capacity|channel|page|jersey|plate|model|version|generation|decade|century)\b", re.I)
+                          r"distance|capacity|channel|page|jersey|plate|model|version|generation|decade|century|floor|level|gate|"
+                          r"room|seat|row|lane|exit|track|limit|rating|volume|quantity|ratio|phone)\b", re.I)
 
 
 def _asks_no_number(question: str) -> bool:

@@ -191,7 +191,8 @@ def test_a_bare_number_does_not_name_a_thing(question):
 @pytest.mark.parametrize("question", ["What year is on the coin?", "What time does the clock show?",
                                       "What is the route number of the bus?", "What does the sign say?",
                                       "What is written on the door?", "How old is the building?",
-                                      "What is the price of the coffee?"])
+                                      "What is the price of the coffee?", "What floor is the office on?",
+                                      "Which gate does the flight leave from?", "What is the speed limit?"])
 def test_a_number_still_answers_what_asks_for_one(question):
     assert expected_type(question).coerce("1969") == "1969"
 
