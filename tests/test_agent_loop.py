@@ -422,4 +422,3 @@ def test_vipergpt_yes_to_is_anyone_with_no_person_in_the_photo_is_no(embedded_to
     result = make_agent(RoleScript(reasoner=[code(body.replace("motorcycle", "bus"))]), embedded_toolbox, sandbox,
                         mode="vipergpt").run(str(photo("bus")), "Is anyone waiting for the bus?")
     assert result.answer == "yes"
-

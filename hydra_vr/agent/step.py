@@ -27,6 +27,7 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asks_anyone, asks
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.names import expression_names
+from hydra_vr.api.tools import search_settles
 from hydra_vr.api.types import Box
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
 from hydra_vr.sandbox.results import ProgramResult
@@ -194,18 +195,21 @@ def _miscount(program: Any, spec: AnswerSpec, answer: str | None = None) -> str 
     if spec.kind != "number" or not program.ok or not program.has_final_answer:
         return None
     answer = answer if answer is not None else spec.coerce(program.final_answer)
-    finds = [(str(c.args.get("name", "")), len(c.result or [])) for c in program.calls if c.tool == "find"]
-    return miscount(answer, spec.question, finds) if answer is not None else None
+    return miscount(answer, spec.question, _find_counts(program)) if answer is not None else None
 
 
 def _against_search(program: Any, spec: AnswerSpec, answer: str) -> str | None:
     """Why a yes/no to a negated presence question contradicts the program's finds (answer_types.against_search)."""
     if spec.kind != "yesno":
         return None
-    # something found, or nothing found by a search over every pixel; a detector's miss is no search
-    finds = [(str(c.args.get("name", "")), len(c.result or [])) for c in program.calls
-             if c.tool == "find" and (c.result or c.meta.get("measured"))]
-    return against_search(answer, spec.question, finds)
+    return against_search(answer, spec.question, _find_counts(program, settled=True))
+
+
+def _find_counts(program: Any, *, settled: bool = False) -> list[tuple[str, int]]:
+    """(name, how many came back) of each find() the program made; ``settled``: only those that are
+    evidence about the scene (api.tools.search_settles)."""
+    return [(str(c.args.get("name", "")), len(c.result or [])) for c in program.calls
+            if c.tool == "find" and (not settled or search_settles(len(c.result or []), c.meta))]
 
 
 def _no_box(program: Any) -> str | None:

@@ -7,10 +7,10 @@ the toolbox checks the protocol of the role it fills when the backend is built.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from PIL import Image
@@ -94,6 +94,14 @@ class ImageTextMatcher(Protocol):
 @runtime_checkable
 class Captioner(Protocol):
     def caption(self, image: Image.Image) -> str: ...
+
+
+def search_settles(found: int, meta: Mapping[str, Any]) -> bool:
+    """True when a find() (``found`` patches, ``meta`` as ``VisionToolbox.look_for`` reports it) is evidence
+    about the scene: something found, or nothing found by a search over every pixel (``measured``:
+    outlines, colour regions). A detector's miss or a name no tool can look for (``unsearchable``) is
+    not: NanoDet misses small boats."""
+    return not meta.get("unsearchable") and (found > 0 or bool(meta.get("measured")))
 
 
 def default_vision_registry() -> Registry:

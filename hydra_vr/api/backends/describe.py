@@ -25,7 +25,7 @@ from hydra_vr.api import placement as placement_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import text_layout
 from hydra_vr.api.backends.coco import CocoNameMapper
-from hydra_vr.api.tools import ToolContext
+from hydra_vr.api.tools import ToolContext, search_settles
 from hydra_vr.api.types import Answer
 from hydra_vr.prompts import load_examples, render_prompt
 
@@ -258,7 +258,7 @@ class DescribeVQA:
         if asked is None:
             return None
         dets, meta = self.ctx.toolbox.look_for(image, asked.thing)
-        if meta.get("unsearchable") or (not dets and not meta.get("measured")):
+        if not search_settles(len(dets), meta):
             # no tool can look for it, or the detector missed it: NanoDet missed both the bicycle cut by
             # the frame and the small boats of the labelled photos, and "0 found" turned the LLM to "no"
             return None
