@@ -330,7 +330,8 @@ def is_failure_answer(text: Any) -> bool:
 
 @dataclass(frozen=True)
 class AnswerSpec:
-    """The answer a question expects. ``options`` holds the allowed answers for yesno and choice."""
+    """The answer a question expects. ``options`` holds the allowed answers for yesno and choice; for a
+    colour, the colour words a caller measured (``colors_seen``), which its schema is kept to, if any."""
 
     kind: AnswerKind
     options: tuple[str, ...] = field(default=())
@@ -364,7 +365,7 @@ class AnswerSpec:
         elif self.kind == "number":
             prop = {"type": "integer", "minimum": 0}
         elif self.kind == "color":
-            prop = {"type": "string", "enum": sorted(set(COLOR_WORDS) - {"grey", "golden", "blonde"})}
+            prop = {"type": "string", "enum": list(self.options) or sorted(set(COLOR_WORDS) - {"grey", "golden", "blonde"})}
         elif self.names == "country":  # 249 names: a grammar llama.cpp builds at once (GeoNames' 6k cities: only checked)
             prop = {"type": "string", "enum": list(gazetteer.country_names())}
         else:

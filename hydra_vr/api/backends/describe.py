@@ -9,6 +9,7 @@ a model that sees pixels. Hub users swap in BLIP / BLIP-2 / LLaVA by config.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import json
@@ -18,7 +19,7 @@ from collections.abc import Callable
 
 from PIL import Image
 
-from hydra_vr.answer_types import AnswerSpec, KnowledgeAsked, asked_knowledge, asked_presence, asks_to_read, clean, expected_type
+from hydra_vr.answer_types import COLOR_WORDS, AnswerSpec, KnowledgeAsked, asked_knowledge, asked_presence, asks_to_read, clean, expected_type
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import garments as garment_ops
 from hydra_vr.api import placement as placement_ops
@@ -51,6 +52,28 @@ _STOPWORDS = {"what", "which", "who", "where", "how", "is", "are", "the", "a", "
 def _named(shares: list, floor: float = 0.05) -> list[str]:
     """Colour shares as the findings write them ("red 37%"), those under ``floor`` left out."""
     return [f"{c.name} {c.fraction:.0%}" for c in shares if c.fraction >= floor]
+
+
+def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
+    """The colours a colour answer is kept to: those measured on what the question names (an object, a body
+    part, a shape), else on the patch's subject, else on the whole patch (the border for a question about the
+    background), each with at least ``floor`` of its pixels (the first of each list always), and the words
+    that name the same colour ("navy" for blue). The LLM sees no pixels: a colour no tool measured is a
+    guess from habit ("What color is the saucer?" -> white beside "red 51%": the saucer is red), and the
+    whole patch's colours beside the named thing's are mostly the backdrop's."""
+    named = [o.get("colors") or [] for o in findings.get("relevant") or []]
+    named += [p.get("colors") or [] for p in (findings.get("worn") or {}).get("people", [])]
+    named += [s.get("colors") or [] for s in findings.get("shapes") or []]
+    if findings.get("background") or not any(named):
+        named = [findings.get("subject_colors") or findings.get("colors") or []]
+    seen = set()
+    for shares in named:
+        for i, share in enumerate(shares):
+            name, pct = share.rsplit(" ", 1)
+            if i == 0 or float(pct.rstrip("%")) >= 100 * floor:
+                seen.add(name)
+    seen |= {word for word, base in color_ops.ALIASES.items() if base in seen and word in COLOR_WORDS}
+    return tuple(sorted(seen))
 
 
 def _unchecked(kind: str, search: dict | None) -> bool:
@@ -194,6 +217,10 @@ class DescribeVQA:
         found_faces = functools.cache(lambda: [f.box.to_list(0) for f in tb.backend("faces").detect_faces(image)]
                                       if tb.has("faces") else [])
         worn = self._worn(image, question, kind, [d for d in dets if d.label == "person"], found_faces)
+        if worn and any(p["colors"] for p in worn["people"]):
+            for item in relevant:  # the colours of the part asked about, not of the whole person ("his hair")
+                if item["label"] == "person":
+                    item["colors"] = []
         # A colour question about a thing the detector did not find: the whole patch's colours are mostly
         # background; the pixels that differ from the patch border's colours are the likelier subject.
         subject_colors = None
@@ -368,6 +395,8 @@ class DescribeVQA:
                               spec, max_tokens=self.max_tokens, retries=self.retries)
             if reply.answer is not None:
                 return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
+        if spec.kind == "color" and (seen := _colors_seen(findings)):
+            spec = dataclasses.replace(spec, options=seen)  # from the findings, not from knowledge: what was measured
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
                           max_tokens=self.max_tokens, retries=self.retries, refuse=_echoed_label(findings, spec))
         written = _as_written(reply.answer, findings["read"]) if reply.answer is not None and asks_to_read(question) else None
