@@ -391,12 +391,12 @@ def test_describe_answers_a_background_colour_from_the_border(toolbox_with_llm, 
     d = DescribeVQA(ToolContext(toolbox=toolbox_with_llm, llm=None))
     flower = Image.open(photo("flower")).convert("RGB")
     asked = d.describe(flower, "What color is the background?")
-    # the dark blue-green leaves around the orange dahlia (named black and teal), not the flower's colours:
-    # shown the flower as "the likely subject", the 1.5B answered "orange"
+    # the dark blue-green leaves around the orange dahlia, not the flower's colours: shown the flower as "the
+    # likely subject", the 1.5B answered "orange"; the dark leaves keep their hue (teal), not black
     assert asked["background"] and asked["subject_colors"] is None
-    assert [c.split()[0] for c in asked["colors"][:2]] == ["black", "teal"]
+    assert [c.split()[0] for c in asked["colors"][:2]] == ["teal", "black"]
     text = render_prompt("vqa_describe_user", **asked, expected="a colour")
-    assert "Background colours (the patch border): black" in text and "stands out" not in text
+    assert "Background colours (the patch border): teal" in text and "stands out" not in text
     thing = d.describe(flower, "What color is the flower in the background?")  # a thing in it, not the background
     assert not thing["background"]
 
@@ -510,3 +510,21 @@ def test_vipergpt_negated_presence_answer_against_the_programs_own_find_is_refus
     result = agent_for(Script(reasoner=[code(body)]), toolbox_with_llm, sandbox, mode="vipergpt").run(
         str(photo("bus")), "Is there not a bus in the photo?")
     assert result.answer == "no" and "without its 'not'" not in result.steps[0].observation
+
+
+def test_a_choice_answered_by_a_question_that_drops_the_choices_is_refused(toolbox_with_llm, sandbox, photo):
+    # "Is she young or old?" asked as "How old is she?": the describe LLM said "young" for Grace Hopper at 79
+    from hydra_vr.agent.step import typed_guess
+    from hydra_vr.answer_types import expected_type
+
+    script = Script(describe=[ans("young"), ans("old")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    spec = expected_type("Is she young or old?")
+    program = sandbox.run('final_answer = ImagePatch(image).simple_query("How old is she?")', str(photo("grace_hopper")))
+    refused, why = typed_guess(program, spec)
+    assert refused is None and "does not name the choices (young, old)" in why
+    program = sandbox.run('final_answer = ImagePatch(image).simple_query("Is she young or old?")', str(photo("grace_hopper")))
+    assert typed_guess(program, spec) == ("old", None)
+    # a choice the program makes itself (a comparison, no reply) is its own
+    program = sandbox.run('final_answer = "old" if 79 > 60 else "young"', str(photo("grace_hopper")))
+    assert typed_guess(program, spec) == ("old", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
@@ -137,3 +138,12 @@ def test_describe_keeps_a_colour_answer_to_the_colours_measured(embedded_toolbox
     bus = Image.open(photo("bus")).convert("RGB")
     assert d.answer(bus, "What color is the bus?").text == "blue"
     assert "blue" in offered(2) and "navy" in offered(2) and "green" not in offered(2)
+
+
+def test_a_dark_pixel_of_strong_colour_keeps_its_hue() -> None:
+    # dark green leaves (V 0.16-0.22, S over 0.5) are dark green to a person, not black; a dark gray is black
+    dark_green = np.array([[[10, 52, 30]]], dtype=np.uint8)  # V 0.20, S 0.81
+    dark_gray = np.array([[[45, 48, 50]]], dtype=np.uint8)  # V 0.20, S 0.10
+    almost_black = np.array([[[6, 25, 14]]], dtype=np.uint8)  # V 0.10: too dark for any hue
+    names = [color_ops.BASE_COLORS[int(color_ops.pixel_names(p)[0, 0])] for p in (dark_green, dark_gray, almost_black)]
+    assert names == ["green", "black", "black"]
