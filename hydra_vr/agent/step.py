@@ -22,8 +22,8 @@ from typing import Any, Protocol
 from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import (AnswerSpec, against_search, asks_anyone, asks_to_read, composed_of, is_failure_answer,
-                                  miscount)
+from hydra_vr.answer_types import (AnswerSpec, against_search, asks_anyone, asks_to_read, composed_of, expected_type,
+                                  is_failure_answer, miscount)
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.names import expression_names
@@ -205,6 +205,23 @@ def _against_search(program: Any, spec: AnswerSpec, answer: str) -> str | None:
     return against_search(answer, spec.question, _find_counts(program, settled=True))
 
 
+def _options_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
+    """Why a choice's answer is a reply to a question that did not name the choices, or None.
+
+    "Is she young or old?" asked as simple_query("How old is she?") came back "young" for Grace Hopper
+    at 79, and "Is the floor made of concrete or wood?" as "What material is the floor made of?" came back
+    "wood": asked open, the describe LLM answers from habit, not between the two the question names (asked
+    as given, it said "old" and "concrete"). Only when every reply that gives the answer came so."""
+    if spec.kind != "choice" or not spec.options:
+        return None
+    giving = [c for c in program.calls if c.tool == "simple_query" and spec.coerce(getattr(c.result, "text", c.result)) == answer]
+    asked = [str(c.args.get("question", "")) for c in giving]
+    if not asked or any(set(expected_type(q).options) >= set(spec.options) for q in asked):
+        return None
+    return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question does not name the choices "
+            f"({', '.join(spec.options)}); ask the question as given")
+
+
 def _find_counts(program: Any, *, settled: bool = False) -> list[tuple[str, int]]:
     """(name, how many came back) of each find() the program made; ``settled``: only those that are
     evidence about the scene (api.tools.search_settles)."""
@@ -351,7 +368,7 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
     typed = spec.coerce(value)
     if typed is not None:
         refused = (unfounded_negative(typed, spec, program.calls) or _miscount(program, spec, typed)
-                   or _against_search(program, spec, typed))
+                   or _against_search(program, spec, typed) or _options_dropped(program, spec, typed))
         return (None, refused) if refused else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):
