@@ -331,7 +331,7 @@ def is_failure_answer(text: Any) -> bool:
 @dataclass(frozen=True)
 class AnswerSpec:
     """The answer a question expects. ``options`` holds the allowed answers for yesno and choice; for a
-    colour, the colour words a caller measured (``colors_seen``), which its schema is kept to, if any."""
+    colour, the colour words a caller measured (describe's ``_colors_seen``), which its schema is kept to, if any."""
 
     kind: AnswerKind
     options: tuple[str, ...] = field(default=())

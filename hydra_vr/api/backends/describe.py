@@ -196,13 +196,21 @@ class DescribeVQA:
             dets = detector.detect_classes(image)
         else:  # open-vocabulary detectors need names: ask for the ones the question mentions
             dets = detector.detect(image, re.findall(r"[a-z]+", question.lower()))
+        spec = expected_type(question)
+        kind = spec.kind
+        # one face search for both the garment parts and the face count
+        found_faces = functools.cache(lambda: [f.box.to_list(0) for f in tb.backend("faces").detect_faces(image)]
+                                      if tb.has("faces") else [])
+        worn = self._worn(image, question, kind, [d for d in dets if d.label == "person"], found_faces)
+        # the colours of the body part asked about stand for the person's ("his hair"), not the whole box's
+        part_colors = bool(worn) and any(p["colors"] for p in worn["people"])
         wanted = _relevant_classes(question, self._mapper)
         relevant, objects = [], []
         for d in dets[: self.max_objects]:
             item = {"label": d.label, "score": d.score, "box": [int(v) for v in d.box.to_list(0)]}
             if d.label in wanted or (not hasattr(detector, "detect_classes")):
                 item["colors"] = []
-                if len(relevant) < self.relevant_colors:
+                if len(relevant) < self.relevant_colors and not (part_colors and d.label == "person"):
                     crop = image.crop(tuple(item["box"]))
                     item["colors"] = _named(tb.colors(crop, foreground=True))
                 relevant.append(item)
@@ -211,16 +219,6 @@ class DescribeVQA:
         classified = tb.backend("classifier").classify([image], top_k=self.classifier_top_k)[0] if tb.has("classifier") else []
         labels = [f"{ls.label} ({ls.score:.2f})" for ls in classified]
         colors = _named(color_ops.dominant_colors(image))
-        spec = expected_type(question)
-        kind = spec.kind
-        # one face search for both the garment parts and the face count
-        found_faces = functools.cache(lambda: [f.box.to_list(0) for f in tb.backend("faces").detect_faces(image)]
-                                      if tb.has("faces") else [])
-        worn = self._worn(image, question, kind, [d for d in dets if d.label == "person"], found_faces)
-        if worn and any(p["colors"] for p in worn["people"]):
-            for item in relevant:  # the colours of the part asked about, not of the whole person ("his hair")
-                if item["label"] == "person":
-                    item["colors"] = []
         # A colour question about a thing the detector did not find: the whole patch's colours are mostly
         # background; the pixels that differ from the patch border's colours are the likelier subject.
         subject_colors = None
