@@ -528,3 +528,31 @@ def test_a_choice_answered_by_a_question_that_drops_the_choices_is_refused(toolb
     # a choice the program makes itself (a comparison, no reply) is its own
     program = sandbox.run('final_answer = "old" if 79 > 60 else "young"', str(photo("grace_hopper")))
     assert typed_guess(program, spec) == ("old", None)
+
+
+def test_a_place_in_the_photo_decided_by_depth_is_refused(toolbox_with_llm, sandbox, photo):
+    # The 1.5B's program for the rocket: "edge" because the rocket is farther than half the whole image's depth
+    from hydra_vr.agent.step import typed_guess
+    from hydra_vr.answer_types import expected_type
+
+    toolbox_with_llm.holder["llm"] = Script().chat  # no LLM call is expected: the boxes answer
+    question = "Is the rocket in the middle or at the edge of the photo?"
+    spec = expected_type(question)
+    program = sandbox.run(
+        "image_patch = ImagePatch(image)\n"
+        'rocket = image_patch.find("rocket")[0]\n'
+        'final_answer = "middle" if rocket.compute_depth() < image_patch.compute_depth() / 2 else "edge"\n',
+        str(photo("rocket")))
+    assert program.ok, program.error
+    refused, why = typed_guess(program, spec)
+    assert refused is None and "compute_depth" in why and "where it lies" in why
+    # asked as given (the fallback), the tools place the rocket's box: in the middle
+    program = sandbox.run(f"final_answer = ImagePatch(image).simple_query({question!r})", str(photo("rocket")))
+    assert typed_guess(program, spec) == ("middle", None)
+    # a place read from the box, no depth measured, is the program's own
+    program = sandbox.run(
+        "image_patch = ImagePatch(image)\n"
+        'rocket = image_patch.find("rocket")[0]\n'
+        'final_answer = "middle" if abs(rocket.horizontal_center - image_patch.width / 2) < image_patch.width / 4 else "edge"\n',
+        str(photo("rocket")))
+    assert typed_guess(program, spec) == ("middle", None)

@@ -22,8 +22,8 @@ from typing import Any, Protocol
 from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import (AnswerSpec, against_search, asks_anyone, asks_to_read, composed_of, expected_type,
-                                  is_failure_answer, miscount)
+from hydra_vr.answer_types import (AnswerSpec, against_search, asked_place, asks_anyone, asks_to_read, composed_of,
+                                  expected_type, is_failure_answer, miscount)
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.names import expression_names
@@ -222,6 +222,22 @@ def _options_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
             f"({', '.join(spec.options)}); ask the question as given")
 
 
+def _place_from_depth(program: Any, spec: AnswerSpec, answer: str) -> str | None:
+    """Why a place in the photo was decided by depth, or None.
+
+    compute_depth tells near from far, not where in the frame a thing lies: "Is the rocket in the middle
+    or at the edge of the photo?" came back "edge" because the rocket's depth (0.31) was more than half
+    the whole image's (0.00). Where it lies is its box (horizontal_center, vertical_center), or
+    simple_query asked as given, which the tools answer from boxes (api.where). A reply of a simple_query
+    is left alone, and so is a program that measured no depth."""
+    if asked_place(spec.question) is None or not any(c.tool == "compute_depth" for c in program.calls):
+        return None
+    if any(c.tool == "simple_query" and spec.coerce(getattr(c.result, "text", c.result)) == answer for c in program.calls):
+        return None
+    return (f"{answer!r} was decided with compute_depth, which tells how far a thing is, not where it lies in the photo; "
+            "compare its box (horizontal_center, vertical_center) with the image's, or ask the question as given")
+
+
 def _find_counts(program: Any, *, settled: bool = False) -> list[tuple[str, int]]:
     """(name, how many came back) of each find() the program made; ``settled``: only those that are
     evidence about the scene (api.tools.search_settles)."""
@@ -368,7 +384,8 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
     typed = spec.coerce(value)
     if typed is not None:
         refused = (unfounded_negative(typed, spec, program.calls) or _miscount(program, spec, typed)
-                   or _against_search(program, spec, typed) or _options_dropped(program, spec, typed))
+                   or _against_search(program, spec, typed) or _options_dropped(program, spec, typed)
+                   or _place_from_depth(program, spec, typed))
         return (None, refused) if refused else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):
