@@ -556,3 +556,36 @@ def test_a_place_in_the_photo_decided_by_depth_is_refused(toolbox_with_llm, sand
         'final_answer = "middle" if abs(rocket.horizontal_center - image_patch.width / 2) < image_patch.width / 4 else "edge"\n',
         str(photo("rocket")))
     assert typed_guess(program, spec) == ("middle", None)
+
+
+def test_a_question_about_what_is_behind_a_patch_is_asked_of_the_whole_photo(toolbox_with_llm, photo):
+    # The 1.5B asked a man's crop "What kind of vehicle is behind the men?" and the crop's findings said "car"
+    from hydra_vr.api.image_patch import ImagePatch, bind_toolbox
+
+    Patch = bind_toolbox(toolbox_with_llm)
+    script = Script(describe=[ans("bus"), ans("coat"), ans("united states")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    bus = Patch(str(photo("bus")))
+    man = bus.find("man")[2]
+    assert man.label == "person" and man.width < 200
+    assert man.simple_query("What kind of vehicle is behind the men?") == "bus"
+    assert "Image size: 810 x 1080 pixels" in script.seen["describe"][-1]  # the whole photo's findings
+    assert "bus (score" in script.seen["describe"][-1]
+    # about the man himself, his crop is asked
+    assert man.simple_query("What is the man wearing?") == "coat"
+    assert "Image size: 810 x 1080 pixels" not in script.seen["describe"][-1]
+    # a pronoun stands for the person whose crop is asked
+    her = Patch(str(photo("grace_hopper"))).find("woman")[0]
+    assert her.simple_query("What country's flag is behind her?") == "united states"
+    assert "Image size: 512 x 600 pixels" in script.seen["describe"][-1]
+
+
+def test_beside_what_names_the_thing_a_question_places_its_thing_by():
+    from hydra_vr.api.names import beside_what
+
+    assert beside_what("What kind of vehicle is behind the men?") == "men"
+    assert beside_what("What is next to her?") == "her"
+    assert beside_what("What is to the left of the bearded man in the photo?") == "bearded man"
+    assert beside_what("What is in front of the bus?") == "bus"
+    assert beside_what("What is hanging around the neck of the man?") is None
+    assert beside_what("What color is the bus?") is None

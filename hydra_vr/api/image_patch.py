@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from hydra_vr.api.names import PRONOUNS, beside_what
 from hydra_vr.api.types import Box, Reply, mark_object_crop
 
 if TYPE_CHECKING:
@@ -233,7 +234,20 @@ class ImagePatch:
             >>> answer = man.simple_query("What is the man holding?")
         """
         part = self._box() if self._is_object() else None  # where a part lies in the photo ("on the left?")
+        if part is not None and self._beside_me(question):
+            # "What kind of vehicle is behind the men?" asked of a man's crop: the crop holds the man, not
+            # what is behind him (the 1.5B's program got "car" so; the whole photo says "bus")
+            return Reply(self._tools().simple_query(self.original_image, question).text)
         return Reply(self._tools().simple_query(self.cropped_image, question, part, self.original_image.size).text)
+
+    def _beside_me(self, question: str) -> bool:
+        """Whether ``question`` asks about a thing beside, behind or in front of this patch's own thing."""
+        other = beside_what(str(question))
+        if other is None:
+            return False
+        if other in PRONOUNS:  # "behind her" of a person's crop; "behind it" of anything's
+            return other in ("it", "itself") or (self.label or "").lower() == "person"
+        return self._tools().names_label(other.split()[-1], self.label)
 
     def read_text(self) -> str:
         """Return the text written in this patch (OCR), words in reading order, '' if none.

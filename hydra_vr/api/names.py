@@ -42,4 +42,27 @@ def expression_names(query: str) -> list[str]:
     return list(dict.fromkeys(pairs + [w for w, k in zip(words, keep) if k] + outlined + coloured)) or ["object"]
 
 
-__all__ = ["expression_names"]
+# "What is behind the men?": a question about the thing beside another, not about that other thing
+_BESIDE = re.compile(r"\b(?:behind|beside|next to|in front of|near|nearby|close to|across from|"
+                     r"(?:to|on) the (?:left|right) of)\s+(.+)")
+_PHRASE_END = frozenset({"in", "on", "at", "with", "of", "and", "or", "is", "are", "was", "were", "that", "who", "which"})
+_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "his", "her", "their", "its"})
+PRONOUNS = frozenset({"him", "her", "them", "it", "he", "she", "they", "himself", "herself", "themselves"})
+
+
+def beside_what(question: str) -> str | None:
+    """The thing a question places its thing beside, behind or in front of ("What kind of vehicle is
+    behind the men?" -> "men", "What is next to her?" -> "her"); None when it places nothing so."""
+    m = _BESIDE.search(question.lower())
+    if m is None:
+        return None
+    words = re.findall(r"[a-z]+", m.group(1))
+    if words and words[0] in PRONOUNS:
+        return words[0]
+    while words and words[0] in _DETERMINERS:
+        words.pop(0)
+    phrase = list(itertools.takewhile(lambda w: w not in _PHRASE_END, words))[:3]
+    return " ".join(phrase) or None
+
+
+__all__ = ["PRONOUNS", "beside_what", "expression_names"]

@@ -154,6 +154,17 @@ class VisionToolbox:
         self._record("find", {"name": name}, dets, t0, **meta)
         return dets
 
+    def names_label(self, name: str, label: str | None) -> bool:
+        """Whether ``name`` ("men") names what the detector labels ``label`` ("person"): the label itself
+        (or its plural), or a class the closed-set detector maps the name to."""
+        name, label = name.strip().lower(), (label or "").strip().lower()
+        if not name or not label:
+            return False
+        if name in (label, label + "s", label + "es"):
+            return True
+        map_name = getattr(self.backend("detector"), "map_name", None) if self.has("detector") else None
+        return map_name is not None and label in getattr(map_name(name), "classes", ())
+
     def look_for(self, image: Image.Image, name: str) -> tuple[list[Detection], dict[str, Any]]:
         """find() without a record of the call: (detections best first, how they were looked for).
 
