@@ -60,9 +60,12 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     background), each with at least ``floor`` of its pixels (the first of each list always), and the words
     that name the same colour ("navy" for blue). The LLM sees no pixels: a colour no tool measured is a
     guess from habit ("What color is the saucer?" -> white beside "red 51%": the saucer is red), and the
-    whole patch's colours beside the named thing's are mostly the backdrop's."""
+    whole patch's colours beside the named thing's are mostly the backdrop's. Of people whose worn part
+    the question asks about, the one it places is alone."""
     named = [o.get("colors") or [] for o in findings.get("relevant") or []]
-    named += [p.get("colors") or [] for p in (findings.get("worn") or {}).get("people", [])]
+    worn = findings.get("worn") or {}
+    # "the hair of the man on the right": his colours, not the other man's too (the 1.5B said the other's brown)
+    named += [p.get("colors") or [] for p in worn.get("people", [])[: 1 if worn.get("placed") else None]]
     named += [s.get("colors") or [] for s in findings.get("shapes") or []]
     if findings.get("background") or not any(named):
         named = [findings.get("subject_colors") or findings.get("colors") or []]
@@ -302,7 +305,8 @@ class DescribeVQA:
         largest = max(d.box.area for d in people)
         people = [d for d in people if d.box.area >= 0.15 * largest]  # a sliver at the edge shows no garment
         where = placement_ops.placement(question)
-        if where is not None and len(people) > 1:
+        placed = where is not None and len(people) > 1
+        if placed:
             first = placement_ops.pick([d.box.to_list(0) for d in people], where)
             people = [people[first], *people[:first], *people[first + 1:]]
         faces = found_faces()
@@ -326,7 +330,8 @@ class DescribeVQA:
                     named[name] = f"{name} {g.score:.2f}" if name == g.label.lower() else f"{name} ({g.label}) {g.score:.2f}"
             item["garments"] = list(named.values())
             item["colors"] = _named(tb.colors(crop, foreground=True)) if color else []
-        return {"part": part, "people": items, "colors": color}
+        # placed: the question names which person ("the man on the right"), listed first
+        return {"part": part, "people": items, "colors": color, "placed": placed and items[0]["person"] == [int(v) for v in people[0].box.to_list(0)]}
 
     def _shapes(self, image: Image.Image, question: str) -> tuple[list[dict] | None, list[list[int]]]:
         """Outlines measured in the pixels, when the question names a shape or a round thing ("what is
