@@ -22,6 +22,7 @@ import numpy as np
 from PIL import Image
 
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api import focus as focus_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import text_layout
 from hydra_vr.api import where as where_ops
@@ -299,13 +300,21 @@ class VisionToolbox:
         if not str(question).strip():  # str(): a "no" Reply is false but not empty
             raise ValueError("simple_query() needs a non-empty question")
         t0 = time.perf_counter()
-        placed = where_ops.answer_place(self.look_for, image, str(question), box.to_list(None) if box else None, photo_size)
-        if placed is not None:
-            ans = Answer(text=placed[0], source="place", evidence=placed[1])
-        else:
-            ans = self.backend("vqa").answer(image, question)
+        ans = self._measured(image, str(question), box, photo_size) or self.backend("vqa").answer(image, question)
         self._record("simple_query", {"question": question}, ans, t0)
         return ans
+
+    def _measured(self, image: Image.Image, question: str, box: Box | None = None,
+                  photo_size: Sequence[int] | None = None) -> Answer | None:
+        """The answer the boxes or pixels give, before any VQA backend: where a thing lies (``api.where``),
+        how sharp a part of the whole photo is (``api.focus``); None when they do not decide."""
+        placed = where_ops.answer_place(self.look_for, image, question, box.to_list(None) if box else None, photo_size)
+        if placed is not None:
+            return Answer(text=placed[0], source="place", evidence=placed[1])
+        focused = focus_ops.answer_focus(self.look_for, image, question) if box is None else None
+        if focused is not None:
+            return Answer(text=focused[0], source="focus", evidence=focused[1])
+        return None
 
     def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False) -> tuple[bool, str]:
         """Whether the ``name`` in ``image`` has ``prop``; returns (verdict, evidence).
@@ -313,14 +322,19 @@ class VisionToolbox:
         ``foreground``: ``image`` is an object's box crop, so colours count the object's pixels only.
         """
         t0 = time.perf_counter()
+        question = f"Is the {name} {prop}?"
+        # "background", "blurry" of the whole photo: measured, whatever the backends
+        measured = None if foreground or color_ops.is_color_name(prop) else self._measured(image, question)
         if color_ops.is_color_name(prop):
             # Colours are measured from pixels rather than guessed by a model.
             verdict, evidence = color_ops.has_color(image, prop, foreground=foreground)
+        elif measured is not None:
+            verdict, evidence = measured.text == "yes", measured.evidence or measured.text
         elif self.has("matcher"):
             scores = self.backend("matcher").match([image], [f"a photo of a {prop} {name}", f"a photo of a {name}"])[0]
             verdict, evidence = bool(scores[0] > scores[1]), f"matcher scores {scores[0]:.3f} vs {scores[1]:.3f}"
         else:
-            ans = self.backend("vqa").answer(image, f"Is the {name} {prop}? Answer yes or no.")
+            ans = self.backend("vqa").answer(image, f"{question} Answer yes or no.")
             verdict, evidence = ans.text.strip().lower().startswith("yes"), ans.evidence or ans.text
         self._record("verify_property", {"name": name, "property": prop}, verdict, t0, evidence=evidence)
         return verdict, evidence
