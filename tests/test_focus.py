@@ -33,6 +33,9 @@ def test_a_plain_backdrop_or_a_question_on_no_region_is_left_to_the_backend(embe
     assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "coffee"), "Is the photo blurry?") is None  # no region
     assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "bus"), "Is the bus blue or white?") is None
     assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "bus"), "What is blurry?") is None
+    # sharp, clear, fuzzy alone speak of an edge, a glass, fur: only set against blurry do they mean focus
+    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "chelsea"), "Is the cat fuzzy?") is None
+    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "bus"), "Is the bus clear?") is None
 
 
 def test_blurring_the_border_of_a_sharp_photo_turns_its_background_blurry(photo) -> None:

@@ -28,9 +28,12 @@ from hydra_vr.api.names import expression_names
 
 LookFor = Callable[[Image.Image, str], tuple[list[Any], dict[str, Any]]]
 
-_SHARP = ("in focus", "focused", "sharp", "crisp", "clear", "detailed")
+_SHARP = ("in focus", "focused", "sharp", "crisp", "clear")
 _BLURRY = ("out of focus", "unfocused", "blurry", "blurred", "blur", "fuzzy", "bokeh")
 _POLES = {**{w: "sharp" for w in _SHARP}, **{w: "blurry" for w in _BLURRY}}
+# Alone in a yes/no question these speak of focus only; "sharp", "clear", "fuzzy" speak of a knife, a glass,
+# a cat's fur, unless the question sets them against a word of the other pole ("sharp or blurry?").
+_FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
 _POLE_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POLES), key=len, reverse=True)) + r")\b")
 # a question about the backdrop, or about what lies behind the subject ("the crowd behind them")
 _BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
@@ -116,8 +119,9 @@ def answer_focus(look_for: LookFor, image: Image.Image, question: str) -> tuple[
         if set(poles.values()) != {"sharp", "blurry"}:
             return None
     elif spec.kind == "yesno":
-        said = {_POLES[m.group(1)] for m in _POLE_WORDS.finditer(q)}
-        if len(said) != 1:
+        words = {m.group(1) for m in _POLE_WORDS.finditer(q)}
+        said = {_POLES[w] for w in words}
+        if len(said) != 1 or not words & _FOCUS_ONLY:
             return None
     else:
         return None
