@@ -587,5 +587,6 @@ def test_beside_what_names_the_thing_a_question_places_its_thing_by():
     assert beside_what("What is next to her?") == "her"
     assert beside_what("What is to the left of the bearded man in the photo?") == "bearded man"
     assert beside_what("What is in front of the bus?") == "bus"
+    assert beside_what("What is parked behind the man's car?") == "man car"  # its last word names the thing
     assert beside_what("What is hanging around the neck of the man?") is None
     assert beside_what("What color is the bus?") is None

@@ -53,7 +53,7 @@ PRONOUNS = frozenset({"him", "her", "them", "it", "he", "she", "they", "himself"
 def beside_what(question: str) -> str | None:
     """The thing a question places its thing beside, behind or in front of ("What kind of vehicle is
     behind the men?" -> "men", "What is next to her?" -> "her"); None when it places nothing so."""
-    m = _BESIDE.search(question.lower())
+    m = _BESIDE.search(question.lower().replace("'s ", " "))  # "the man's car": the car
     if m is None:
         return None
     words = re.findall(r"[a-z]+", m.group(1))
