@@ -205,6 +205,11 @@ def _against_search(program: Any, spec: AnswerSpec, answer: str) -> str | None:
     return against_search(answer, spec.question, _find_counts(program, settled=True))
 
 
+def _replies_giving(program: Any, spec: AnswerSpec, answer: str) -> list[Any]:
+    """The program's simple_query calls whose reply, in the expected type, is ``answer``."""
+    return [c for c in program.calls if c.tool == "simple_query" and spec.coerce(getattr(c.result, "text", c.result)) == answer]
+
+
 def _options_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
     """Why a choice's answer is a reply to a question that did not name the choices, or None.
 
@@ -214,8 +219,7 @@ def _options_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
     as given, it said "old" and "concrete"). Only when every reply that gives the answer came so."""
     if spec.kind != "choice" or not spec.options:
         return None
-    giving = [c for c in program.calls if c.tool == "simple_query" and spec.coerce(getattr(c.result, "text", c.result)) == answer]
-    asked = [str(c.args.get("question", "")) for c in giving]
+    asked = [str(c.args.get("question", "")) for c in _replies_giving(program, spec, answer)]
     if not asked or any(set(expected_type(q).options) >= set(spec.options) for q in asked):
         return None
     return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question does not name the choices "
@@ -232,7 +236,7 @@ def _place_from_depth(program: Any, spec: AnswerSpec, answer: str) -> str | None
     is left alone, and so is a program that measured no depth."""
     if asked_place(spec.question) is None or not any(c.tool == "compute_depth" for c in program.calls):
         return None
-    if any(c.tool == "simple_query" and spec.coerce(getattr(c.result, "text", c.result)) == answer for c in program.calls):
+    if _replies_giving(program, spec, answer):
         return None
     return (f"{answer!r} was decided with compute_depth, which tells how far a thing is, not where it lies in the photo; "
             "compare its box (horizontal_center, vertical_center) with the image's, or ask the question as given")

@@ -113,6 +113,8 @@ def answer_focus(look_for: LookFor, image: Image.Image, question: str) -> tuple[
     """(answer, evidence) for a focus question about the whole photo ``image``, else None: a choice between
     a sharp and a blurry word ("sharp or blurry?"), or a yes/no naming one ("Is the background blurry?")."""
     q = question.lower()
+    if _POLE_WORDS.search(q) is None:  # every simple_query passes here: most ask nothing of focus
+        return None
     spec = expected_type(question)
     if spec.kind == "choice":
         poles = {o: _POLES.get(o) for o in spec.options}
