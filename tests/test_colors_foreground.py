@@ -148,3 +148,20 @@ def test_a_dark_pixel_of_strong_colour_keeps_its_hue() -> None:
     almost_black = np.array([[[6, 25, 14]]], dtype=np.uint8)  # V 0.10: too dark for any hue
     names = [color_ops.BASE_COLORS[int(color_ops.pixel_names(p)[0, 0])] for p in (dark_green, dark_gray, almost_black)]
     assert names == ["green", "black", "black"]
+
+
+def test_a_vivid_red_orange_is_orange_and_a_shaded_one_stays_red(photo) -> None:
+    # an orange flight suit under studio light is hue 12-15 at S 0.7, V 0.86: a person says orange
+    suit = np.array([[[220, 100, 64]]], dtype=np.uint8)  # hue 14, S 0.71, V 0.86
+    shaded_red = np.array([[[150, 70, 60]]], dtype=np.uint8)  # hue 7, S 0.60, V 0.59
+    pale_red_orange = np.array([[[230, 150, 120]]], dtype=np.uint8)  # hue 16, S 0.48: washed out
+    names = [color_ops.BASE_COLORS[int(color_ops.pixel_names(p)[0, 0])] for p in (suit, shaded_red)]
+    assert names == ["orange", "red"]
+    assert color_ops.BASE_COLORS[int(color_ops.pixel_names(pale_red_orange)[0, 0])] != "red"
+    # on the photos: the astronaut's suit (her body region) reads orange first; the red storage box on the
+    # motorcycle photo's shelf, whose shaded side is also hue 12-15 but dim, keeps one red region
+    astronaut = Image.open(photo("astronaut")).convert("RGB")
+    assert color_ops.read_colors(astronaut.crop((15, 161, 364, 351))).shares()[0].name == "orange"
+    motorcycle = Image.open(photo("motorcycle")).convert("RGB")
+    box = motorcycle.crop((515, 180, 617, 255))
+    assert color_ops.read_colors(box, foreground=True).shares()[0].name == "red"

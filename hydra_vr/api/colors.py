@@ -93,6 +93,9 @@ def _pixel_names(hsv: np.ndarray) -> np.ndarray:
     ]
     for lo, hi, name in hue_bins:
         idx[chromatic & (h >= lo) & (h < hi)] = BASE_COLORS.index(name)
+    # a vivid, bright red-orange (hue 12-15) is orange to a person: an orange flight suit under studio light
+    # measured hue 12.7-15.5 at S 0.7, V 0.86 and read "red 39%"; a dimmer or paler pixel there is shaded red
+    idx[chromatic & (h >= 12) & (h < 15) & (s >= 0.55) & (v >= 0.6)] = BASE_COLORS.index("orange")
     warm = chromatic & ((h < 45) | (h >= 340))
     idx[warm & (v < 0.6) & (s > 0.3) & (h >= 10) & (h < 45)] = BASE_COLORS.index("brown")
     idx[warm & (s < 0.45) & (v > 0.75) & ((h < 15) | (h >= 340))] = BASE_COLORS.index("pink")
