@@ -709,11 +709,16 @@ class KnowledgeAsked:
     end: int
 
     def naming(self, name: str) -> str:
-        """The question with the pictured thing's name after its phrase: "Is this drink (espresso) usually
-        served hot or cold?". The 1.5B answered that "hot" and "crema"; given the same name among the
-        findings it said "cold" and "milk foam", and for "this cat" (the name put in place) it said "meow"
-        to what it eats."""
-        return f"{self.question[: self.end]} ({name}){self.question[self.end:]}"
+        """The question, then the pictured thing named in a sentence of its own: "What is the foam on top
+        of this drink called? (This drink is an espresso.)". The question is left whole: with the name
+        in brackets inside it ("this drink (espresso) called") the 1.5B said "cremato", with the sentence
+        "crema"; on 19 other knowledge questions the two forms agreed or the sentence did better
+        ("space transportation" where the bracket echoed "space shuttle"). Put in place of the phrase,
+        the name got "meow" for what a cat eats."""
+        plural = self.phrase.lower().startswith("these")
+        article = "" if plural else ("an " if name[:1].lower() in "aeiou" else "a ")
+        lead = self.phrase[:1].upper() + self.phrase[1:]
+        return f"{self.question.rstrip()} ({lead} {'are' if plural else 'is'} {article}{name}.)"
 
 
 def asked_knowledge(question: str) -> KnowledgeAsked | None:

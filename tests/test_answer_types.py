@@ -274,15 +274,16 @@ def test_a_bare_colour_does_not_say_what_someone_wears(question, answer, fits):
 
 
 @pytest.mark.parametrize("question, phrase, named", [
-    ("Is this drink usually served hot or cold?", "this drink", "Is this drink (X) usually served hot or cold?"),
-    ("What is the light brown foam on top of this drink called?", "this drink", "What is the light brown foam on top of this drink (X) called?"),
-    ("What does this animal usually eat?", "this animal", "What does this animal (X) usually eat?"),
-    ("What sound does this animal make?", "this animal", "What sound does this animal (X) make?"),
-    ("What is this fur pattern called?", "this fur pattern", "What is this fur pattern (X) called?"),
-    ("Which company builds this rocket?", "this rocket", "Which company builds this rocket (X)?"),
-    ("Where do these animals usually live?", "these animals", "Where do these animals (X) usually live?"),
-    ("What is this dish made of?", "this dish", "What is this dish (X) made of?"),
-    ("what field is this woman famous for", "this woman", "what field is this woman (X) famous for"),
+    ("Is this drink usually served hot or cold?", "this drink", "Is this drink usually served hot or cold? (This drink is a X.)"),
+    ("What is the light brown foam on top of this drink called?", "this drink",
+     "What is the light brown foam on top of this drink called? (This drink is a X.)"),
+    ("What does this animal usually eat?", "this animal", "What does this animal usually eat? (This animal is a X.)"),
+    ("What sound does this animal make?", "this animal", "What sound does this animal make? (This animal is a X.)"),
+    ("What is this fur pattern called?", "this fur pattern", "What is this fur pattern called? (This fur pattern is a X.)"),
+    ("Which company builds this rocket?", "this rocket", "Which company builds this rocket? (This rocket is a X.)"),
+    ("Where do these animals usually live?", "these animals", "Where do these animals usually live? (These animals are X.)"),
+    ("What is this dish made of?", "this dish", "What is this dish made of? (This dish is a X.)"),
+    ("what field is this woman famous for", "this woman", "what field is this woman famous for (This woman is a X.)"),
 ])
 def test_asked_knowledge_names_the_thing_the_question_points_at(question, phrase, named):
     asked = asked_knowledge(question)
