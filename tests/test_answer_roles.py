@@ -313,14 +313,14 @@ def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(too
     Patch = bind_toolbox(toolbox_with_llm)
     assert Patch(str(photo("coffee"))).simple_query("Is this drink usually served hot or cold?") == "hot"
     [call] = script.calls("knowledge")
-    assert call.messages[-1].content.startswith("Is this drink (espresso) usually served hot or cold?")
+    assert call.messages[-1].content.startswith("Is this drink usually served hot or cold? (This drink is an espresso.)")
     assert "Objects detected" not in call.messages[-1].content  # no findings beside the named thing
     assert call.json_schema["properties"]["answer"]["enum"] == ["hot", "cold"]
     # the detector names the kind the question points at ("this vehicle" -> the bus it found at 0.79)
     script = Script(knowledge=[ans("no"), ans("people")])  # an ill-typed reply is re-asked, as in every role
     toolbox_with_llm.holder["llm"] = script.chat
     assert Patch(str(photo("bus"))).simple_query("What is this vehicle usually used for?") == "people"
-    assert script.messages("knowledge")[0][-1].content.startswith("What is this vehicle (bus) usually used for?")
+    assert script.messages("knowledge")[0][-1].content.startswith("What is this vehicle usually used for? (This vehicle is a bus.)")
     # no confident name (the rocket's first label is missile at 0.30; the chelsea photo's cat and dog score
     # 0.40 each), or a question about the pixels: the findings
     for image, question in [("rocket", "Which company builds this rocket?"), ("chelsea", "What does this animal usually eat?"),
@@ -556,6 +556,32 @@ def test_a_place_in_the_photo_decided_by_depth_is_refused(toolbox_with_llm, sand
         'final_answer = "middle" if abs(rocket.horizontal_center - image_patch.width / 2) < image_patch.width / 4 else "edge"\n',
         str(photo("rocket")))
     assert typed_guess(program, spec) == ("middle", None)
+
+
+def test_a_knowledge_answer_to_a_question_that_dropped_the_knowledge_is_refused(toolbox_with_llm, sandbox, photo):
+    # The 1.5B's program asked "What is the light brown foam on top of this drink?" (no "called") and the
+    # findings' third label came back: "consomme"
+    from hydra_vr.agent.step import typed_guess
+    from hydra_vr.answer_types import expected_type
+
+    question = "What is the light brown foam on top of this drink called?"
+    spec = expected_type(question)
+    script = Script(describe=[ans("consomme")], knowledge=[ans("crema")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    reworded = 'final_answer = ImagePatch(image).simple_query("What is the light brown foam on top of this drink?")'
+    program = sandbox.run(reworded, str(photo("coffee")))
+    assert program.ok, program.error
+    refused, why = typed_guess(program, spec)
+    assert refused is None and "consomme" in why and "ask the question as given" in why
+    # asked as given (the fallback), the knowledge route names the espresso: crema
+    program = sandbox.run(f"final_answer = ImagePatch(image).simple_query({question!r})", str(photo("coffee")))
+    assert typed_guess(program, spec) == ("crema", None)
+    assert script.messages("knowledge")[0][-1].content.startswith(question + " (This drink is an espresso.)")
+    # a question about the pixels is the program's to reword
+    pixels = expected_type("What is on top of this drink?")
+    toolbox_with_llm.holder["llm"] = Script(describe=[ans("foam")]).chat
+    program = sandbox.run('final_answer = ImagePatch(image).simple_query("What is on top of the drink?")', str(photo("coffee")))
+    assert typed_guess(program, pixels) == ("foam", None)
 
 
 def test_a_question_about_what_is_behind_a_patch_is_asked_of_the_whole_photo(toolbox_with_llm, photo):

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import (AnswerSpec, against_search, asked_place, asks_anyone, asks_to_read, composed_of,
+from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asked_place, asks_anyone, asks_to_read, composed_of,
                                   expected_type, is_failure_answer, miscount)
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
@@ -226,6 +226,23 @@ def _options_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
             f"({', '.join(spec.options)}); ask the question as given")
 
 
+def _knowledge_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
+    """Why an answer to a question about what is known of "this <thing>" is a reply to a question that
+    asked the pixels instead, or None.
+
+    "What is the light brown foam on top of this drink called?" asked as simple_query("What is the light
+    brown foam on top of this drink?") came back "consomme", the classifier's third label: without
+    "called" the describe backend answers from the findings, not from knowledge of the espresso they
+    name (asked as given, "crema"). Only when every reply that gives the answer came so."""
+    if asked_knowledge(spec.question) is None:
+        return None
+    asked = [str(c.args.get("question", "")) for c in _replies_giving(program, spec, answer)]
+    if not asked or any(asked_knowledge(q) is not None for q in asked):
+        return None
+    return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question asks what the photo shows, not what "
+            "is known of the thing (the question's own words say what it asks); ask the question as given")
+
+
 def _place_from_depth(program: Any, spec: AnswerSpec, answer: str) -> str | None:
     """Why a place in the photo was decided by depth, or None.
 
@@ -389,7 +406,7 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
     if typed is not None:
         refused = (unfounded_negative(typed, spec, program.calls) or _miscount(program, spec, typed)
                    or _against_search(program, spec, typed) or _options_dropped(program, spec, typed)
-                   or _place_from_depth(program, spec, typed))
+                   or _place_from_depth(program, spec, typed) or _knowledge_dropped(program, spec, typed))
         return (None, refused) if refused else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):
