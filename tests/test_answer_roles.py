@@ -7,6 +7,7 @@ import json
 import pytest
 
 from hydra_vr.agent.loop import HydraAgent
+from hydra_vr.api.types import Box
 from hydra_vr.config import AgentConfig
 from hydra_vr.sandbox import Sandbox
 from tests.scripted_roles import RoleQueues
@@ -616,3 +617,22 @@ def test_beside_what_names_the_thing_a_question_places_its_thing_by():
     assert beside_what("What is parked behind the man's car?") == "man car"  # its last word names the thing
     assert beside_what("What is hanging around the neck of the man?") is None
     assert beside_what("What color is the bus?") is None
+
+
+def test_a_colour_region_that_is_another_objects_own_colour_is_matched_last(toolbox_with_llm, photo):
+    # "the red storage box on the shelf": no class names it, so the motorcycle photo's red regions are the
+    # candidates; offline each crop is asked in turn and the first "yes" wins. The biggest, the motorcycle's
+    # red tank and side panel, was asked first and taken.
+    from hydra_vr.api.helpers import best_image_match
+    from hydra_vr.api.image_patch import bind_toolbox
+
+    Patch = bind_toolbox(toolbox_with_llm)
+    reds = Patch(str(photo("motorcycle"))).find("red region")
+    assert len(reds) >= 3 and reds[0]._box().iou(Box(156, 153, 483, 284)) > 0.9  # the motorcycle's paint, biggest
+    script = Script(describe=[ans("yes")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    chosen = best_image_match(reds, ["the red storage box on the shelf"])
+    assert chosen._box().iou(Box(523, 180, 617, 255)) > 0.8
+    # the expression names the motorcycle: its own colour is what is asked for, asked first
+    toolbox_with_llm.holder["llm"] = Script(describe=[ans("yes")]).chat
+    assert best_image_match(reds, ["the red part of the motorcycle"]) is reds[0]

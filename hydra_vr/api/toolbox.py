@@ -377,6 +377,26 @@ class VisionToolbox:
         best = next(o for o, k in zip(options, kinds) if k[0] == hits[0].kind)
         return best, f"outline measured: {hits[0].kind} (fit {hits[0].score:.2f})"
 
+    def paint_of_others(self, image: Image.Image, boxes: Sequence[Box], text: str) -> set[int]:
+        """Indices of the colour regions in ``boxes`` that are another object's own colour: the biggest one
+        inside a detected object's box (a tenth of it or more) whose class ``text`` does not name. On the
+        motorcycle photo "the red storage box on the shelf" found four red regions; the first, the
+        motorcycle's red tank and side panel, was taken for the box (the box is inside the motorcycle's
+        box too, but smaller than its paint)."""
+        if not self.has("detector") or not hasattr(self.backend("detector"), "detect_classes"):
+            return set()
+        words = re.findall(r"[a-z]+", text.lower())
+        painted: set[int] = set()
+        for det in self.backend("detector").detect_classes(image):
+            if any(self.names_label(w, det.label) for w in words):
+                continue  # "the red motorcycle": its paint is what is asked for
+            inside = [i for i, b in enumerate(boxes) if b.intersection(det.box) >= 0.9 * b.area > 0]
+            if inside:
+                biggest = max(inside, key=lambda i: boxes[i].area)
+                if boxes[biggest].area >= 0.1 * det.box.area:
+                    painted.add(biggest)
+        return painted
+
     def best_image_match(self, images: Sequence[Image.Image], text: str) -> int:
         """Index of the image that best matches ``text``."""
         if not images:
