@@ -619,20 +619,23 @@ def test_beside_what_names_the_thing_a_question_places_its_thing_by():
     assert beside_what("What color is the bus?") is None
 
 
-def test_a_colour_region_that_is_another_objects_own_colour_is_matched_last(toolbox_with_llm, photo):
+def test_a_colour_region_that_is_another_objects_own_colour_is_matched_last(toolbox_with_llm, sandbox, photo):
     # "the red storage box on the shelf": no class names it, so the motorcycle photo's red regions are the
     # candidates; offline each crop is asked in turn and the first "yes" wins. The biggest, the motorcycle's
-    # red tank and side panel, was asked first and taken.
-    from hydra_vr.api.helpers import best_image_match
-    from hydra_vr.api.image_patch import bind_toolbox
+    # red tank and side panel, was asked first and taken. Run in the sandbox, as a program runs.
+    def grounded(expression: str, name: str, image: str) -> Box:
+        toolbox_with_llm.holder["llm"] = Script(describe=[ans("yes")]).chat
+        program = sandbox.run(f"candidates = ImagePatch(image).find({name!r})\n"
+                              f"final_answer = best_image_match(candidates, [{expression!r}])\n", str(photo(image)))
+        assert program.ok, program.error
+        assert program.calls[0].result[0].box.iou(first) > 0.9 if name == "red region" else True
+        return Box(*boxes_of(program.final_answer)[0])
 
-    Patch = bind_toolbox(toolbox_with_llm)
-    reds = Patch(str(photo("motorcycle"))).find("red region")
-    assert len(reds) >= 3 and reds[0]._box().iou(Box(156, 153, 483, 284)) > 0.9  # the motorcycle's paint, biggest
-    script = Script(describe=[ans("yes")])
-    toolbox_with_llm.holder["llm"] = script.chat
-    chosen = best_image_match(reds, ["the red storage box on the shelf"])
-    assert chosen._box().iou(Box(523, 180, 617, 255)) > 0.8
+    from hydra_vr.agent.step import boxes_of
+
+    first = Box(156, 153, 483, 284)  # the motorcycle's paint: the biggest red region, found first
+    assert grounded("the red storage box on the shelf", "red region", "motorcycle").iou(Box(523, 180, 617, 255)) > 0.8
     # the expression names the motorcycle: its own colour is what is asked for, asked first
-    toolbox_with_llm.holder["llm"] = Script(describe=[ans("yes")]).chat
-    assert best_image_match(reds, ["the red part of the motorcycle"]) is reds[0]
+    assert grounded("the red part of the motorcycle", "red region", "motorcycle").iou(first) > 0.9
+    # candidates that are not colour regions keep their order (the page's lines of text)
+    assert grounded("the paragraph of text", "paragraph", "page").iou(Box(1, 46, 381, 140)) > 0.9

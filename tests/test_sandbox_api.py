@@ -60,7 +60,8 @@ class FakeToolbox:
         self.calls.append(("simple_query", image.size, question))
         return Answer(f"{question} -> {image.size[0]}x{image.size[1]} mean {_mean(image)}", "fake")
 
-    def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False) -> tuple[bool, str]:
+    def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False, box: Box | None = None,
+                        photo_size: Any = None) -> tuple[bool, str]:
         self.calls.append(("verify_property", image.size, name, prop, foreground))
         return prop == "red", "fake evidence"
 
@@ -68,7 +69,8 @@ class FakeToolbox:
         self.calls.append(("best_text_match", image.size, options, foreground))
         return options[-1]
 
-    def best_image_match(self, images: list[Image.Image], text: str) -> int:
+    def best_image_match(self, images: list[Image.Image], text: str, boxes: Any = None, labels: Any = None,
+                         photo: Any = None) -> int:
         self.calls.append(("best_image_match", [i.size for i in images], text))
         return max(range(len(images)), key=lambda i: images[i].size[0] * images[i].size[1])
 

@@ -11,7 +11,6 @@ import re
 from collections.abc import Sequence
 
 from hydra_vr.answer_types import yesno_word
-from hydra_vr.api import colors as color_ops
 from hydra_vr.api import placement as placement_ops
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import ImagePatch
@@ -42,15 +41,9 @@ def best_image_match(list_patches: list[ImagePatch], content: list[str], return_
     # coat is) say which, not a look at each crop
     told = cue(text)
     idx = choose(told, [p._box().to_list() for p in list_patches], crops) if told is not None else None
-    if idx is None:
-        tools = list_patches[0]._tools()
-        order = list(range(len(list_patches)))
-        if not tools.has("matcher") and all(color_ops.is_color_name(p.label or "") for p in list_patches):
-            # offline each crop is asked in turn and the first yes wins: colour regions that are another
-            # object's own colour (the motorcycle's red for "the red storage box") are asked last
-            painted = tools.paint_of_others(list_patches[0].original_image, [p._box() for p in list_patches], text)
-            order.sort(key=lambda i: i in painted)
-        idx = order[tools.best_image_match([crops()[i] for i in order], text)]
+    if idx is None:  # where they lie in the photo and what found them, for the toolbox to weigh
+        idx = list_patches[0]._tools().best_image_match(crops(), text, [p._box() for p in list_patches],
+                                                        [p.label or "" for p in list_patches], list_patches[0].original_image)
     return idx if return_index else list_patches[idx]
 
 

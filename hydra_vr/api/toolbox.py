@@ -24,6 +24,7 @@ from PIL import Image
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import focus as focus_ops
 from hydra_vr.api import shapes as shape_ops
+from hydra_vr.api import size as size_ops
 from hydra_vr.api import text_layout
 from hydra_vr.api import where as where_ops
 from hydra_vr.api.tools import (
@@ -314,17 +315,28 @@ class VisionToolbox:
         focused = focus_ops.answer_focus(self.look_for, image, question) if box is None else None
         if focused is not None:
             return Answer(text=focused[0], source="focus", evidence=focused[1])
+        sized = size_ops.answer_size(question, box.to_list(None) if box else None, photo_size)
+        if sized is not None:
+            return Answer(text=sized[0], source="size", evidence=sized[1])
         return None
 
-    def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False) -> tuple[bool, str]:
+    def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False,
+                        box: Box | None = None, photo_size: Sequence[int] | None = None) -> tuple[bool, str]:
         """Whether the ``name`` in ``image`` has ``prop``; returns (verdict, evidence).
 
-        ``foreground``: ``image`` is an object's box crop, so colours count the object's pixels only.
+        ``foreground``: ``image`` is an object's box crop, so colours count the object's pixels only;
+        ``box`` and ``photo_size``: where that crop lies in its photo (how big it is there).
         """
         t0 = time.perf_counter()
         question = f"Is the {name} {prop}?"
-        # "background", "blurry" of the whole photo: measured, whatever the backends
-        measured = None if foreground or color_ops.is_color_name(prop) else self._measured(image, question)
+        # "background", "blurry" of the whole photo, "big" of a crop by its box: measured, whatever the backends
+        if color_ops.is_color_name(prop):
+            measured = None
+        elif foreground:
+            sized = size_ops.answer_size(question, box.to_list(None) if box else None, photo_size)
+            measured = Answer(text=sized[0], source="size", evidence=sized[1]) if sized else None
+        else:
+            measured = self._measured(image, question)
         if color_ops.is_color_name(prop):
             # Colours are measured from pixels rather than guessed by a model.
             verdict, evidence = color_ops.has_color(image, prop, foreground=foreground)
@@ -377,7 +389,7 @@ class VisionToolbox:
         best = next(o for o, k in zip(options, kinds) if k[0] == hits[0].kind)
         return best, f"outline measured: {hits[0].kind} (fit {hits[0].score:.2f})"
 
-    def paint_of_others(self, image: Image.Image, boxes: Sequence[Box], text: str) -> set[int]:
+    def _paint_of_others(self, photo: Image.Image, boxes: Sequence[Box], text: str) -> set[int]:
         """Indices of the colour regions in ``boxes`` that are another object's own colour: the biggest one
         inside a detected object's box (a tenth of it or more) whose class ``text`` does not name. On the
         motorcycle photo "the red storage box on the shelf" found four red regions; the first, the
@@ -387,7 +399,7 @@ class VisionToolbox:
             return set()
         words = re.findall(r"[a-z]+", text.lower())
         painted: set[int] = set()
-        for det in self.backend("detector").detect_classes(image):
+        for det in self.backend("detector").detect_classes(photo):
             if any(self.names_label(w, det.label) for w in words):
                 continue  # "the red motorcycle": its paint is what is asked for
             inside = [i for i, b in enumerate(boxes) if b.intersection(det.box) >= 0.9 * b.area > 0]
@@ -397,8 +409,10 @@ class VisionToolbox:
                     painted.add(biggest)
         return painted
 
-    def best_image_match(self, images: Sequence[Image.Image], text: str) -> int:
-        """Index of the image that best matches ``text``."""
+    def best_image_match(self, images: Sequence[Image.Image], text: str, boxes: Sequence[Box] | None = None,
+                         labels: Sequence[str] | None = None, photo: Image.Image | None = None) -> int:
+        """Index of the image that best matches ``text``; ``boxes``, ``labels`` and ``photo`` say where each
+        image lies in its photo and what found it (optional)."""
         if not images:
             raise ValueError("best_image_match() needs at least one image")
         t0 = time.perf_counter()
@@ -407,9 +421,15 @@ class VisionToolbox:
             idx = int(np.argmax(scores))
         else:  # the first image the VQA backend says yes to, else the first; the images after a yes are not
             # asked (offline each is an LLM call: 12 colour regions of "the black seat" took 12 calls)
-            idx = 0
-            for i, img in enumerate(images):
-                ans = self.backend("vqa").answer(img, f"Does this image show {text}? Answer yes or no.")
+            order = list(range(len(images)))
+            if photo is not None and boxes and labels and all(color_ops.is_color_name(lb) for lb in labels):
+                # colour regions that are another object's own colour (the motorcycle's red for "the red
+                # storage box") are asked last
+                painted = self._paint_of_others(photo, list(boxes), text)
+                order.sort(key=lambda i: i in painted)
+            idx = order[0]
+            for i in order:
+                ans = self.backend("vqa").answer(images[i], f"Does this image show {text}? Answer yes or no.")
                 if ans.text.strip().lower().startswith("yes"):
                     idx = i
                     break
