@@ -30,8 +30,8 @@ def test_proxy_fills_defaults_so_the_wire_arity_always_matches():
     proxy.verify_property("img", "car", "red")
     proxy.colors("img")
     proxy.llm_query("who?")
-    assert [(op, len(args)) for op, args in sent] == [("verify_property", 4), ("colors", 3), ("llm_query", 2)]
-    assert sent[0][1][-1] is False and sent[1][1] == ("img", 3, False)
+    assert [(op, len(args)) for op, args in sent] == [("verify_property", 6), ("colors", 3), ("llm_query", 2)]
+    assert sent[0][1][3:] == (False, None, None) and sent[1][1] == ("img", 3, False)
 
 
 def test_api_text_lists_the_patch_methods_of_the_table():

@@ -211,7 +211,9 @@ class ImagePatch:
             >>> bus = image_patch.find("bus")[0]
             >>> answer = bool_to_yesno(bus.verify_property("bus", "red"))
         """
-        verdict, _ = self._tools().verify_property(self.cropped_image, object_name, property, self._is_object())
+        part = self._box() if self._is_object() else None  # how big the thing is in its photo
+        verdict, _ = self._tools().verify_property(self.cropped_image, object_name, property, part is not None, part,
+                                                   self.original_image.size)
         return bool(verdict)
 
     def best_text_match(self, option_list: list[str]) -> str:
