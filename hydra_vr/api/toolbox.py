@@ -315,10 +315,13 @@ class VisionToolbox:
         focused = focus_ops.answer_focus(self.look_for, image, question) if box is None else None
         if focused is not None:
             return Answer(text=focused[0], source="focus", evidence=focused[1])
+        return self._sized(question, box, photo_size)
+
+    @staticmethod
+    def _sized(question: str, box: Box | None, photo_size: Sequence[int] | None) -> Answer | None:
+        """The answer a patch's box gives to "Is the <thing> big?" (``api.size``), else None."""
         sized = size_ops.answer_size(question, box.to_list(None) if box else None, photo_size)
-        if sized is not None:
-            return Answer(text=sized[0], source="size", evidence=sized[1])
-        return None
+        return Answer(text=sized[0], source="size", evidence=sized[1]) if sized is not None else None
 
     def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False,
                         box: Box | None = None, photo_size: Sequence[int] | None = None) -> tuple[bool, str]:
@@ -333,8 +336,7 @@ class VisionToolbox:
         if color_ops.is_color_name(prop):
             measured = None
         elif foreground:
-            sized = size_ops.answer_size(question, box.to_list(None) if box else None, photo_size)
-            measured = Answer(text=sized[0], source="size", evidence=sized[1]) if sized else None
+            measured = self._sized(question, box, photo_size)
         else:
             measured = self._measured(image, question)
         if color_ops.is_color_name(prop):
