@@ -22,8 +22,8 @@ from typing import Any, Protocol
 from PIL import Image
 
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asked_place, asks_anyone, asks_to_read, composed_of,
-                                  expected_type, is_failure_answer, miscount)
+from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asked_place, asks_anyone, asks_to_read,
+                                  composed_of, expected_type, is_failure_answer, miscount)
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.names import expression_names
@@ -205,9 +205,10 @@ def _against_search(program: Any, spec: AnswerSpec, answer: str) -> str | None:
     return against_search(answer, spec.question, _find_counts(program, settled=True))
 
 
-def _replies_giving(program: Any, spec: AnswerSpec, answer: str) -> list[Any]:
-    """The program's simple_query calls whose reply, in the expected type, is ``answer``."""
-    return [c for c in program.calls if c.tool == "simple_query" and spec.coerce(getattr(c.result, "text", c.result)) == answer]
+def _questions_giving(program: Any, spec: AnswerSpec, answer: str) -> list[str]:
+    """The questions of the program's simple_query calls whose reply, in the expected type, is ``answer``."""
+    return [str(c.args.get("question", "")) for c in program.calls
+            if c.tool == "simple_query" and spec.coerce(getattr(c.result, "text", c.result)) == answer]
 
 
 def _options_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
@@ -219,7 +220,7 @@ def _options_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
     as given, it said "old" and "concrete"). Only when every reply that gives the answer came so."""
     if spec.kind != "choice" or not spec.options:
         return None
-    asked = [str(c.args.get("question", "")) for c in _replies_giving(program, spec, answer)]
+    asked = _questions_giving(program, spec, answer)
     if not asked or any(set(expected_type(q).options) >= set(spec.options) for q in asked):
         return None
     return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question does not name the choices "
@@ -236,7 +237,7 @@ def _knowledge_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | Non
     name (asked as given, "crema"). Only when every reply that gives the answer came so."""
     if asked_knowledge(spec.question) is None:
         return None
-    asked = [str(c.args.get("question", "")) for c in _replies_giving(program, spec, answer)]
+    asked = _questions_giving(program, spec, answer)
     if not asked or any(asked_knowledge(q) is not None for q in asked):
         return None
     return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question asks what the photo shows, not what "
@@ -253,7 +254,7 @@ def _place_from_depth(program: Any, spec: AnswerSpec, answer: str) -> str | None
     is left alone, and so is a program that measured no depth."""
     if asked_place(spec.question) is None or not any(c.tool == "compute_depth" for c in program.calls):
         return None
-    if _replies_giving(program, spec, answer):
+    if _questions_giving(program, spec, answer):
         return None
     return (f"{answer!r} was decided with compute_depth, which tells how far a thing is, not where it lies in the photo; "
             "compare its box (horizontal_center, vertical_center) with the image's, or ask the question as given")

@@ -32,8 +32,10 @@ def asked_size(question: str) -> str | None:
 
 def answer_size(question: str, box: Sequence[float] | None, photo_size: Sequence[int] | None) -> tuple[str, str] | None:
     """("yes" | "no", evidence) for a size question about a patch whose box in the photo is known, else None."""
+    if box is None or photo_size is None:  # the whole photo: every simple_query of it passes here
+        return None
     asked = asked_size(question)
-    if asked is None or box is None or photo_size is None:
+    if asked is None:
         return None
     w, h = photo_size
     share = max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1]) / max(1.0, float(w * h))

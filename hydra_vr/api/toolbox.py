@@ -332,17 +332,12 @@ class VisionToolbox:
         """
         t0 = time.perf_counter()
         question = f"Is the {name} {prop}?"
-        # "background", "blurry" of the whole photo, "big" of a crop by its box: measured, whatever the backends
-        if color_ops.is_color_name(prop):
-            measured = None
-        elif foreground:
-            measured = self._sized(question, box, photo_size)
-        else:
-            measured = self._measured(image, question)
         if color_ops.is_color_name(prop):
             # Colours are measured from pixels rather than guessed by a model.
             verdict, evidence = color_ops.has_color(image, prop, foreground=foreground)
-        elif measured is not None:
+        # "background", "blurry" of the whole photo, "big" of a crop by its box: measured, whatever the backends
+        elif (measured := self._sized(question, box, photo_size) if foreground
+              else self._measured(image, question)) is not None:
             verdict, evidence = measured.text == "yes", measured.evidence or measured.text
         elif self.has("matcher"):
             scores = self.backend("matcher").match([image], [f"a photo of a {prop} {name}", f"a photo of a {name}"])[0]
