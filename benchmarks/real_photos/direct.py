@@ -48,7 +48,10 @@ def compare(out: Path, run: Path) -> None:
     from hydra_vr.eval.metrics import any_answer_match
 
     direct = {r["id"]: r for r in _rows(out)}
-    program = {r["id"]: r for r in _rows(run / "results.jsonl")}
+    if run.is_file():  # a summary (summarize_run.py): its questions carry prediction and score
+        program = {r["id"]: r for r in json.loads(run.read_text())["questions"] if r.get("task") != "grounding"}
+    else:
+        program = {r["id"]: r for r in _rows(run / "results.jsonl")}
     categories = {r["id"]: r.get("category", "?") for r in _rows(HERE / "questions.jsonl")}
     shared = [i for i in direct if i in program]
     per: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
@@ -88,7 +91,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ids", help="file of question ids to ask (one per line, relative to this folder or absolute)")
     ap.add_argument("--out", required=True, type=Path, help="answers (JSONL; appended to, so a stopped run resumes)")
-    ap.add_argument("--against", type=Path, help="a run folder (with results.jsonl) to compare the answers with")
+    ap.add_argument("--against", type=Path,
+                    help="a run folder (with results.jsonl), or its summary JSON, to compare the answers with")
     ap.add_argument("--set", dest="overrides", action="append", default=["llm.options.cache=false"],
                     help="config override (default: llm.options.cache=false)")
     args = ap.parse_args()

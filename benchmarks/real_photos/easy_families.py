@@ -3,6 +3,7 @@
     python benchmarks/real_photos/easy_families.py RUN_DIR [RUN_DIR ...]
 
 Scores as stored in each run's results.jsonl (exact match), over the questions every run finished.
+A RUN_DIR may also be a run's summary (summaries/*.json, see summarize_run.py).
 """
 import json, re, sys
 from collections import defaultdict
@@ -11,8 +12,15 @@ def cat(q):
     if q.startswith('what'): return 'what shape'
     if re.search(r'(circle|rectangle|triangle)', q): return 'shape present'
     return 'colour present'
+def load(r):
+    if r.endswith('.json'):  # a summary: its questions as records
+        return {q['id']: {'query': q['q'], 'score': q['score']} for q in json.load(open(r))['questions']}
+    return {json.loads(l)['id']: json.loads(l) for l in open(f'{r}/results.jsonl')}
 runs = sys.argv[1:]
-data = [{json.loads(l)['id']: json.loads(l) for l in open(f'{r}/results.jsonl')} for r in runs]
+if not runs or runs[0] in ('-h', '--help'):
+    print(__doc__, file=sys.stdout if runs else sys.stderr)
+    sys.exit(0 if runs else 2)
+data = [load(r) for r in runs]
 ids = [i for i in data[0] if all(i in d for d in data)]
 agg = defaultdict(lambda: [0] * (len(runs) + 1))
 for i in ids:

@@ -2,6 +2,8 @@
 
     python benchmarks/real_photos/gaps.py RUN [RUN ...] [--show]
 
+A RUN is a run folder or its summary (``summaries/*.json``, see ``summarize_run.py``).
+
 ``gaps.yaml`` lists the labelled questions no offline tool can answer from the photo, each with the
 kind of perception it needs (attribute, part, identity, class, measure, handwriting). For each run
 (its stored predictions re-scored with the current scorer, as ``paired.py`` does) this prints the
@@ -68,7 +70,7 @@ def check_misses(gaps: dict[str, tuple[str, str]], questions: Path = HERE / "que
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="*", type=Path, help="run folders holding results.jsonl")
+    parser.add_argument("runs", nargs="*", type=Path, help="run folders holding results.jsonl, or summaries/*.json")
     parser.add_argument("--gaps", type=Path, default=HERE / "gaps.yaml")
     parser.add_argument("--show", action="store_true", help="also list the gap questions and their answers")
     parser.add_argument("--check", action="store_true", help="back the 'miss' entries with the detector's scores")

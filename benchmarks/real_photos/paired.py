@@ -2,8 +2,12 @@
 
     python benchmarks/real_photos/paired.py RUN_BEFORE RUN_AFTER [--show]
     python benchmarks/real_photos/paired.py runs/hydra runs/vipergpt runs/hammr runs/avis runs/hierva
+    python benchmarks/real_photos/paired.py summaries/runs-2026-11-26__vqa-fefce57__vipergpt.json \
+        summaries/runs-2026-11-26__vqa-52be6ab__vipergpt.json
 
-Re-scores the runs' stored predictions with the current scorer, keeps the samples every run
+A run is a run folder (holding ``results.jsonl``) or its summary (``summarize_run.py``'s JSON in
+``summaries/``). Re-scores the run folders' stored predictions with the current scorer (a summary's
+scores are taken as they were summarised: it keeps no ground truth), keeps the samples every run
 finished (a paired comparison is fair even when a run was cut short), and prints for each run:
 VQA accuracy, grounding Acc@0.5 and mIoU, the share of VQA answers whose type does not fit the
 question, median seconds per sample; the mean score per category, a column per run; then the
@@ -19,9 +23,38 @@ from pathlib import Path
 from typing import Any
 
 
-def _records(run: Path) -> dict[str, dict[str, Any]]:
-    """The run's records re-scored in memory (read-only: works while the run is still going)."""
+def _summary_records(path: Path) -> dict[str, dict[str, Any]]:
+    """A ``summarize_run.py`` summary's questions as records (their scores as summarised)."""
     import json
+
+    summary = json.loads(path.read_text())
+    labels: dict[str, Any] = {}  # the labelled answers, to show (a summary keeps no ground truth)
+    questions = Path(__file__).resolve().parent / "questions.jsonl"
+    if summary.get("dataset") == "user" and questions.is_file():
+        labels = {r["id"]: r for r in map(json.loads, questions.read_text().splitlines()) if r.get("id")}
+    records = {}
+    for q in summary["questions"]:
+        grounding = q.get("task") == "grounding"
+        records[q["id"]] = {
+            "id": q["id"], "task": q.get("task", "vqa"), "query": q.get("q") or "",
+            "prediction": None if grounding else q.get("prediction"),
+            "boxes": [q["prediction"]] if grounding and q.get("prediction") else [],
+            "score": q.get("score") if q.get("score") is not None else 0.0,
+            "scores": {"iou": q.get("iou", 0.0)} if grounding else {},
+            "gt": {**({"answers": labels[q["id"]]["answers"]} if "answers" in labels.get(q["id"], {}) else {}),
+                   **({"choices": q["choices"]} if q.get("choices") else {})},
+            "meta": {"category": q.get("category")}, "wall_seconds": q.get("seconds"),
+        }
+    return records
+
+
+def _records(run: Path) -> dict[str, dict[str, Any]]:
+    """The run's records re-scored in memory (read-only: works while the run is still going); a
+    summary file's as summarised."""
+    import json
+
+    if run.is_file():
+        return _summary_records(run)
 
     from hydra_vr.eval.rescore import rescore_records, run_dataset
 
@@ -57,12 +90,14 @@ def _fmt(v: Any) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", type=Path, nargs="+", help="two runs (before, after) or more (strategies side by side)")
+    parser.add_argument("runs", type=Path, nargs="+",
+                        help="two runs (before, after) or more (strategies side by side): run folders or summary JSON files")
     parser.add_argument("--show", action="store_true", help="print every paired question, not only the changed ones")
     args = parser.parse_args()
     if len(args.runs) < 2:
         parser.error("give at least two runs")
-    names = [r.name if [x.name for x in args.runs].count(r.name) == 1 else str(r) for r in args.runs]
+    stems = [r.stem if r.is_file() else r.name for r in args.runs]
+    names = [stem if stems.count(stem) == 1 else str(r) for stem, r in zip(stems, args.runs)]
     recs = [_records(r) for r in args.runs]
     common = [i for i in recs[0] if all(i in r for r in recs[1:])]
     print(f"{len(common)} samples finished in every run ({', '.join(f'{n} {len(r)}' for n, r in zip(names, recs))})")
