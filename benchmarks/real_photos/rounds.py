@@ -10,8 +10,8 @@ or take one round; ``--minutes`` stops starting new evals after that long. A run
 is resumed by the same command. At the end it prints ``hydra-vr compare --common`` over the runs.
 
 For the labelled real photos the questions are reordered so that any prefix mixes the categories
-(one of each category in turn, grounding included), and ``--ids`` keeps a subset (default: the
-before/after subset in ``subset_ids.txt``; ``--ids all`` for every question).
+(one of each category in turn, grounding included), ``--split dev|test`` keeps one half of the
+labelled set (each question's ``split`` field), and ``--ids FILE`` a subset of ids.
 """
 
 from __future__ import annotations
@@ -30,9 +30,23 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_RUNS = {s: f"--strategy={s}" for s in ("hydra", "vipergpt", "hammr", "avis", "hierva")}
 
 
-def interleaved(questions: Path, ids: str, dest: Path) -> int:
-    """Write the chosen questions to ``dest``, categories taking turns; returns how many."""
+def _resolved(row: dict) -> dict:
+    """``photo:NAME`` (a held-out photo of photos.yaml) as the cached file's absolute path, fetched if needed."""
+    image = str(row.get("image", ""))
+    if image.startswith("photo:"):
+        sys.path.insert(0, str(HERE))
+        from fetch_photos import photo_path
+
+        return {**row, "image": str(photo_path(image.split(":", 1)[1]))}
+    return row
+
+
+def interleaved(questions: Path, ids: str, dest: Path, split: str = "all") -> int:
+    """Write the chosen questions (of ``split``: dev, test or all) to ``dest``, categories taking turns;
+    returns how many."""
     rows = [json.loads(line) for line in questions.read_text().splitlines() if line.strip()]
+    if split != "all":
+        rows = [r for r in rows if r.get("split") == split]
     if ids != "all":
         keep = [line.strip() for line in Path(ids).read_text().splitlines() if line.strip()]
         by_id = {r["id"]: r for r in rows}
@@ -44,7 +58,7 @@ def interleaved(questions: Path, ids: str, dest: Path) -> int:
     for row in rows:
         groups["grounding" if "box" in row else row.get("category", "other")].append(row)
     ordered = [r for turn in zip_longest(*groups.values()) for r in turn if r is not None]
-    dest.write_text("".join(json.dumps(r) + "\n" for r in ordered))
+    dest.write_text("".join(json.dumps(_resolved(r)) + "\n" for r in ordered))
     return len(ordered)
 
 
@@ -55,7 +69,9 @@ def main() -> None:
                         help="a run: its folder name and the eval options (default: the five strategies)")
     parser.add_argument("--dataset", default="user", help="user (the labelled real photos) or any eval dataset")
     parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
-    parser.add_argument("--ids", default=str(HERE / "subset_ids.txt"), help="a file of ids, or 'all'")
+    parser.add_argument("--ids", default="all", help="a file of ids, or 'all' (every question of --split)")
+    parser.add_argument("--split", choices=("dev", "test", "all"), default="all",
+                        help="dev (tune on it), test (report only: never read its per-question outputs while designing a rule), or all")
     parser.add_argument("--samples", type=int, default=None, help="at most this many samples per run")
     parser.add_argument("--round", type=int, default=8, help="samples added to every run per round")
     parser.add_argument("--minutes", type=float, default=None, help="start no eval after this many minutes")
@@ -69,7 +85,7 @@ def main() -> None:
     total = args.samples
     if args.dataset == "user":
         qfile = args.out / "questions.jsonl"
-        n = interleaved(args.questions, args.ids, qfile)
+        n = interleaved(args.questions, args.ids, qfile, args.split)
         total = min(total or n, n)
         data += ["--data-root", str(qfile)]
     if total is None:
