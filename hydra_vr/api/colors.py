@@ -10,8 +10,8 @@ nothing or almost the whole box), is read centre-weighted instead, and the resul
 Why not GrabCut: detection boxes are tight, so the border strip GrabCut takes as background holds
 the object's colours too. On 12 detector boxes of the sample photos, GrabCut (rectangle inset 6%,
 3 iterations, 96 px) left 9 with a mask under 1% of the box (nothing to read) at 4-20 ms each;
-seeding a definite-foreground core kept masks but drew them to the box centre (faces, the crema in
-the cup). Back-projection raised the object's colour share on them at 1-2 ms per box (see
+seeding a definite-foreground core kept masks but drew them to the box centre (faces, the surface of
+a drink). Back-projection raised the object's colour share on them at 1-2 ms per box (see
 benchmarks/bench_colors.py). Its limit: an object whose colour also fills the border strip (a
 portrait cut by the image frame) loses that colour to the background.
 """
@@ -28,7 +28,7 @@ from PIL import Image
 
 from hydra_vr.api.types import ColorShare
 
-# teal: blue-green (hue 165-195), a colour of its own; named blue, a dahlia's dark teal backdrop was "black
+# teal: blue-green (hue 165-195), a colour of its own; named blue, a close-up's dark teal backdrop was "black
 # and blue" (a person says green or teal) and easy-VQA's teal shapes were blue.
 BASE_COLORS = ("red", "orange", "yellow", "green", "teal", "blue", "purple", "pink", "brown", "black", "white", "gray")
 ALIASES = {
@@ -77,7 +77,7 @@ def _pixel_names(hsv: np.ndarray) -> np.ndarray:
     """Index into BASE_COLORS for each pixel of an (..., 3) HSV array scaled to [0, 1]."""
     h, s, v = hsv[..., 0] * 360.0, hsv[..., 1], hsv[..., 2]
     idx = np.full(h.shape, BASE_COLORS.index("gray"), dtype=np.int64)
-    # a dark pixel of strong colour keeps its hue: a person calls it dark green, not black (the dahlia's
+    # a dark pixel of strong colour keeps its hue: a person calls it dark green, not black (a close-up's
     # backdrop of dark leaves, V 0.16-0.22 and S over 0.5, was read "black 47%, teal 40%")
     chromatic = (s >= 0.22) & (v >= 0.22) | (s >= 0.5) & (v >= 0.16)
     hue_bins = [
@@ -325,7 +325,7 @@ def region_colors(name: str) -> tuple[str, ...]:
 def color_regions(image: Image.Image, color: str, *, max_regions: int = 20) -> list[tuple[tuple[float, float, float, float], float]]:
     """Connected regions of pixels named ``color``: ``[(box [x1, y1, x2, y2] in image pixels, share), ...]``,
     largest first; ``share`` is the region's share of all the pixels of that colour in the regions kept
-    (the big orange flower holds most of a photo's orange; a speck almost none).
+    (a big yellow umbrella holds most of a photo's yellow; a speck almost none).
 
     What runs along most of the image border is the backdrop (the page of a diagram, a wall), never a
     thing; an opening first drops one-pixel rims (a red shape's anti-aliased edge reads pink).

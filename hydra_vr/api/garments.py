@@ -6,7 +6,7 @@ whole photo it names the scene; asked about the right part of one person (the he
 face for glasses, the body below the face for a coat) it names what is worn there. This module says
 which part a question asks about and where that part lies in a person's box; the describe backend
 classifies the crop and keeps the garment classes of that part. A description that tells a person by
-the colour they wear ("the man in the black coat") picks among people by that colour's share on that
+the colour they wear ("the woman in the green jacket") picks among people by that colour's share on that
 part (``pick_worn``).
 """
 
@@ -25,7 +25,7 @@ Box = Sequence[float]
 
 # ImageNet-1k class (timm's first synonym) -> (the part it is worn on, the plain word people use).
 # Left out: "academic gown", "mortarboard" and "vestment", which the classifier gives dark suits and
-# uniforms (0.34 on a suit of the zidane photo, 0.24 on Grace Hopper's uniform; no gown in any sample).
+# uniforms (0.34 on a dark suit, 0.24 on a military uniform of the sample photos; no gown in any sample).
 GARMENTS: dict[str, tuple[str, str]] = {
     "sombrero": ("head", "hat"), "cowboy hat": ("head", "cowboy hat"), "bonnet": ("head", "bonnet"),
     "bearskin": ("head", "hat"), "crash helmet": ("head", "helmet"),
@@ -51,7 +51,7 @@ GARMENTS: dict[str, tuple[str, str]] = {
 
 _HIS = r"(his|her|their|its|the|a|one's)"
 # The first part whose words the question uses wins: "wearing on his face" asks the face even when it
-# says "the man in the black coat".
+# says "the man in the green jacket".
 _PART_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((part, re.compile(p, re.I)) for part, p in (
     ("head", rf"\bon {_HIS} heads?\b|\b(hats?|caps?|helmets?|headwear|headgear|wigs?|hoods?|bonnets?|hair)\b"),
     ("face", rf"\bon {_HIS} (faces?|eyes|nose)\b|\b(glasses|sunglasses|shades|spectacles|goggles|masks?)\b"),
@@ -64,7 +64,7 @@ _PART_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple((part, re.compile(p
 
 
 def worn_part(question: str) -> str | None:
-    """The body part a question about clothing asks about ("What is she wearing on her head?" -> head;
+    """The body part a question about clothing asks about ("What does the boy have on his head?" -> head;
     hair counts as the head's), "body" for what someone wears in general, None for a question about
     no garment."""
     for part, pattern in _PART_WORDS:
@@ -126,8 +126,8 @@ PARTS = tuple(part for part, _ in _PART_WORDS)
 
 
 def worn_colors(text: str) -> tuple[str, tuple[str, ...]] | None:
-    """(part, colours) when a description tells a person by the colour of what they wear: "the man in
-    the black coat" -> ("body", ("black",)), "the man with gray hair" -> ("head", ("gray",)), "the girl
+    """(part, colours) when a description tells a person by the colour of what they wear: "the woman in
+    the green jacket" -> ("body", ("green",)), "the woman with red hair" -> ("head", ("red",)), "the girl
     in pink" -> ("body", ("pink",)); None otherwise ("the red motorcycle", "the red hat")."""
     # the colour must follow "in", "with", "wearing" or "dressed": "the red hat" is a hat, not a person
     told = re.split(r"\b(?:in|with|wearing|dressed)\b", text.lower(), maxsplit=1)
@@ -157,7 +157,7 @@ def pick_worn(people: Sequence[Image.Image], part: str, colours: Sequence[str], 
               margin: float = 0.1) -> int | None:
     """The index of the person crop whose ``part`` shows most of ``colours``, when that share is at least
     ``least`` and ahead of the next by ``margin``; None when the pixels do not tell (the caller asks
-    otherwise). On the bus photo "the man in the black coat": 0.75 against 0.06, 0.0, 0.0."""
+    otherwise). Four people, a description by the colour of a coat: 0.75 against 0.06, 0.0, 0.0."""
     if len(people) < 2:
         return None
     shares = [worn_share(p, part, colours) for p in people]

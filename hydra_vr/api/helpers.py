@@ -37,8 +37,8 @@ def best_image_match(list_patches: list[ImagePatch], content: list[str], return_
         return 0 if return_index else list_patches[0]
     text = " ".join(content) if isinstance(content, (list, tuple)) else str(content)
     crops = functools.cache(lambda: [p.cropped_image for p in list_patches])
-    # "on the far right", "the biggest", "the man in the black coat": the boxes (and that colour where a
-    # coat is) say which, not a look at each crop
+    # "on the far right", "the biggest", "the woman in the green jacket": the boxes (and that colour where a
+    # jacket is) say which, not a look at each crop
     told = cue(text)
     idx = choose(told, [p._box().to_list() for p in list_patches], crops) if told is not None else None
     if idx is None:  # where they lie in the photo and what found them, for the toolbox to weigh
@@ -136,13 +136,13 @@ def group_into_rows(list_patches: list[ImagePatch], columns: bool = False) -> li
 
     With ``columns=True``, columns instead: left column first, each top to bottom.
     Examples:
-        >>> # how many coins are in the top row?
-        >>> rows = group_into_rows(image_patch.find("coin"))
+        >>> # how many apples are in the top row?
+        >>> rows = group_into_rows(image_patch.find("apple"))
         >>> answer = str(len(rows[0]))
-        >>> # how many rows of coins are there?
-        >>> answer = str(len(group_into_rows(image_patch.find("coin"))))
+        >>> # how many rows of apples are there?
+        >>> answer = str(len(group_into_rows(image_patch.find("apple"))))
     """
-    # The 1.5B's own grouping (comparing neighbours' y in find()'s score order) counted 11 rows of 4.
+    # A small model's own grouping (comparing neighbours' y in find()'s score order) counted 11 rows of 4.
     boxes = [(p.x1, p.y1, p.x2, p.y2) for p in list_patches]
     return [[list_patches[i] for i in group] for group in placement_ops.rows(boxes, columns=columns)]
 

@@ -1,6 +1,6 @@
 """The names a referring expression gives find(), in the order to try them (no model).
 
-"the man in the beige coat" -> man, coat, then "beige region": the grounding fallback, the place
+"the girl in the yellow raincoat" -> girl, raincoat, then "yellow region": the grounding fallback, the place
 questions of ``api.where`` and ``benchmarks/real_photos/coverage.py`` all try the same names.
 """
 
@@ -24,25 +24,25 @@ _OUTLINE_WORDS = frozenset({"round", "circular", "square", "triangular", "rectan
 
 def expression_names(query: str) -> list[str]:
     """Candidate object names in a referring expression, in order: two-word names first ("traffic
-    sign"), then single words ("the man in the beige coat" -> man, coat), then outlines and colours
-    ("round patch", "beige region")."""
+    sign"), then single words ("the girl in the yellow raincoat" -> girl, raincoat), then outlines and colours
+    ("round sign", "yellow region")."""
     words = re.findall(r"[a-z]+", query.lower().replace("'s ", " "))
     keep = [w not in _NOT_NAMES and len(w) > 1 for w in words]
     pairs = [f"{a} {b}" for (a, b), k1, k2 in zip(zip(words, words[1:]), keep, keep[1:]) if k1 and k2]
-    # "the round traffic sign": last, the outline adjective with its noun, which find() can look for by shape
+    # "the round wall clock": last, the outline adjective with its noun, which find() can look for by shape
     outlined = []
     for i, w in enumerate(words):
         if w in _OUTLINE_WORDS:
             noun = list(itertools.takewhile(lambda j: keep[j], range(i + 1, len(words))))
             if noun:
                 outlined.append(" ".join([w, *(words[j] for j in noun)]))
-    # last of all, its colours: "the big orange flower" -> "orange region" (find() looks for regions of
+    # last of all, its colours: "the small orange kite" -> "orange region" (find() looks for regions of
     # that colour; "region" keeps "orange" from meaning the fruit)
     coloured = [f"{w} region" for w in words if w in COLOR_WORDS]
     return list(dict.fromkeys(pairs + [w for w, k in zip(words, keep) if k] + outlined + coloured)) or ["object"]
 
 
-# "What is behind the men?": a question about the thing beside another, not about that other thing
+# "What is behind the house?": a question about the thing beside another, not about that other thing
 _BESIDE = re.compile(r"\b(?:behind|beside|next to|in front of|near|nearby|close to|across from|"
                      r"(?:to|on) the (?:left|right) of)\s+(.+)")
 _PHRASE_END = frozenset({"in", "on", "at", "with", "of", "and", "or", "is", "are", "was", "were", "that", "who", "which"})
@@ -51,8 +51,8 @@ PRONOUNS = frozenset({"him", "her", "them", "it", "he", "she", "they", "himself"
 
 
 def beside_what(question: str) -> str | None:
-    """The thing a question places its thing beside, behind or in front of ("What kind of vehicle is
-    behind the men?" -> "men", "What is next to her?" -> "her"); None when it places nothing so."""
+    """The thing a question places its thing beside, behind or in front of ("What kind of tree is
+    behind the house?" -> "house", "What is next to her?" -> "her"); None when it places nothing so."""
     m = _BESIDE.search(question.lower().replace("'s ", " "))  # "the man's car": the car
     if m is None:
         return None

@@ -1,8 +1,8 @@
 """Which of several boxes a description picks by where it lies or how big it is.
 
-"the person walking on the far right", "the top left coin", "the biggest coin", "the flower at the
-bottom": the words say which one; the boxes' geometry answers, no model. Relations to another thing
-("just left of the rocket", "on top of the roof") and directions ("the hand pointing to the right")
+"the dog sitting on the far left", "the bottom right tile", "the smallest tile", "the car at the
+top": the words say which one; the boxes' geometry answers, no model. Relations to another thing
+("just right of the door", "on top of the shelf") and directions ("the arrow pointing to the left")
 are not placements of the thing itself and pick nothing here.
 """
 
@@ -22,7 +22,7 @@ _BIG = {"big", "bigger", "biggest", "large", "larger", "largest", "huge"}
 _SMALL = {"small", "smaller", "smallest", "little", "tiny"}
 _TALL = {"tall", "taller", "tallest"}
 
-# Another thing's place ("left of the rocket", "on top of the roof"), not this thing's.
+# Another thing's place ("left of the door", "on top of the shelf"), not this thing's.
 _RELATION = re.compile(
     r"\b(?:(?:left|right)\s+of|on\s+top\s+of|next\s+to|beside|behind|in\s+front\s+of|above|below|under|underneath|beneath|"
     r"near|between|closest\s+to|nearest\s+to|farthest\s+from)\b")
@@ -52,7 +52,7 @@ class Placement:
 
 
 def placement(text: str) -> Placement | None:
-    """The placement ``text`` names, or None ("the man in the black coat": none)."""
+    """The placement ``text`` names, or None ("the woman in the green jacket": none)."""
     low = _NAMES.sub(" ", _DIRECTION.sub(" ", text.lower()))
     if _RELATION.search(low):
         return None
@@ -105,7 +105,7 @@ def pick(boxes: Sequence[Sequence[float]], where: Placement) -> int:
 def rows(boxes: Sequence[Sequence[float]], *, columns: bool = False) -> list[list[int]]:
     """Indices of ``boxes`` grouped into rows, top row first, each left to right (``columns``: left
     column first, each top to bottom). A box starts a new row when its centre lies more than half the
-    boxes' median height below the row's (coins on a tray: 4 rows of 6)."""
+    boxes' median height below the row's (apples in a crate: 4 rows of 6)."""
     if not boxes:
         return []
     a, b = (0, 2) if columns else (1, 3)  # the axis across rows

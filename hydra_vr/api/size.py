@@ -1,6 +1,6 @@
 """Size words measured from boxes: whether a thing is big or small by how much of its photo it fills.
 
-Asked of the describe LLM, "Is the flower big?" of the dahlia's crop (a fifth of the photo) came back
+Asked of the describe LLM, "Is the plant big?" of a crop filling a fifth of the photo came back
 "yes" or "no" as the colour shares beside it in the findings moved; a crop's pixels alone do not say how
 big the thing is, its box in the photo does. Only clear cases are decided: a box filling a tenth of the
 photo or more is big, one under a hundredth small; between, the backend answers as before.
@@ -16,8 +16,8 @@ SMALL_SHARE = 0.01  # one under a hundredth is small
 
 _BIG = ("big", "large", "huge", "giant", "enormous")
 _SMALL = ("small", "tiny", "little")
-# "Is the flower big?", "Are the coins small?": the size word ends the question (verify_property's form);
-# "Is the big flower orange?" asks the colour
+# "Is the kite big?", "Are the cups small?": the size word ends the question (verify_property's form);
+# "Is the big kite yellow?" asks the colour
 _ASKED = re.compile(r"^\s*(?:is|are)\s+(?:the|this|that|these|those|it|they)\b(?:\s+[a-z'-]+){0,4}?\s+(?:very\s+)?"
                     r"(" + "|".join(_BIG + _SMALL) + r")\s*\??\s*$", re.I)
 

@@ -1,7 +1,7 @@
 """What the OCR's lines make up: paragraphs (runs of lines) and lines of program code.
 
-The OCR reads one region per line. "The paragraph of text" is a run of lines set close together,
-and "the line of code" is a line with a program's marks (an ``=``, braces, a ``name(...)`` or
+The OCR reads one region per line. A paragraph is a run of lines set close together,
+and a line of code is a line with a program's marks (an ``=``, braces, a ``name(...)`` or
 ``name.attr(`` call, indexing, a ``>>>`` prompt, an import), so both are measured on the lines, no model. Names that
 ask for them are declared here once; ``VisionToolbox.look_for`` routes them to the OCR.
 """
@@ -27,7 +27,7 @@ _FULL_RUN = 3  # lines a run needs to score as a paragraph in full
 
 
 def looks_like_code(text: str) -> bool:
-    """True for a line with a program's characters ("markers = np.zeros_like(coins)"), not for prose."""
+    """True for a line with a program's characters ("counts = np.zeros_like(grid)"), not for prose."""
     return _CODE.search(text) is not None
 
 
@@ -56,8 +56,8 @@ def paragraphs(lines: Sequence[TextRegion]) -> list[TextRegion]:
     limit = min(usual + _JOIN_SLACK * height, _MAX_GAP * height)
     runs: list[list[TextRegion]] = [[ordered[0]]]
     for line in ordered[1:]:
-        # the run it continues need not be the last one started: on a bus's side "10" (another column) is read
-        # between "cero" and "emisiones"
+        # the run it continues need not be the last one started: on a vehicle's side a route number (another
+        # column) is read between the two lines of a slogan
         fits = [(line.box.y1 - run[-1].box.y2, i) for i, run in enumerate(runs) if _continues(run[-1], line, limit)]
         if fits:
             runs[min(fits)[1]].append(line)

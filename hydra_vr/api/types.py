@@ -147,7 +147,7 @@ class Answer:
 class Reply(str):
     """The text ``simple_query`` returns, whose truth is a yes/no answer's: "no" is false.
 
-    Programs the 1.5B writes test a yes/no reply as a flag (``"modern" if modern else "traditional"``,
+    Programs a small model writes test a yes/no reply as a flag (``"modern" if modern else "traditional"``,
     ``if patch.simple_query("Is ...?"):``), which a plain "no" passes; 3 of the labelled set's 124 VQA
     programs did. Everything else is a plain ``str``; it crosses the sandbox boundary as one.
     """

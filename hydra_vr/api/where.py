@@ -1,4 +1,4 @@
-"""Place questions answered from boxes: "Is the tower on the left or the right side of the photo?".
+"""Place questions answered from boxes: "Is the lamp on the left or the right side of the picture?".
 
 Where a thing lies in the photo, or beside another thing, is geometry once the tools have found it;
 a model shown a crop cannot know where the crop was, and the offline ``describe`` backend answered
@@ -24,7 +24,7 @@ from hydra_vr.api.placement import place_beside, place_in
 # find() of a name: (detections best first, how they were looked for), as VisionToolbox.look_for
 LookFor = Callable[[Image.Image, str], tuple[list[Any], dict[str, Any]]]
 
-# "the second, partly hidden flower": which one of several is meant, and find() lists by score
+# "the third, half-covered bottle": which one of several is meant, and find() lists by score
 _ORDINALS = {"first", "second", "third", "fourth", "last", "other", "another", "next"}
 
 
@@ -95,7 +95,7 @@ def answer_place(look_for: LookFor, image: Image.Image, question: str,
         return _option(asked, said, f"{asked.thing} at {_box_text(thing.boxes[0])}, {asked.reference} at "
                                     f"{_box_text(other.boxes[0])}")
     if len(thing.boxes) > 1 and not asked.frame_named:
-        return None  # "is the bald man on the left or on the right?" of two men: which of them, not the photo's side
+        return None  # "is the tall girl on the left or on the right?" of two girls: which of them, not the photo's side
     said_each = {place_in(b, frame, asked.places) for b in thing.boxes}
     said = said_each.pop() if len(said_each) == 1 else None
     where = "; ".join(_box_text(b) for b in thing.boxes[:4])

