@@ -59,6 +59,7 @@ def test_textualizer_has_a_line_for_every_recorded_operation():
         "read_text": ({}, []), "compute_depth": ({"box": [0, 0, 10, 10]}, 3.0), "llm_query": ({"question": "who?"}, "a man"),
         "classify": ({"top_k": 1}, [LabelScore("tabby", 0.5)]), "best_image_match": ({"text": "a bus", "n": 2}, 1),
         "caption": ({}, "a bus"), "colors": ({"top_k": 3}, "red 50%"),
+        "focus": ({"box": None, "background": True}, None),
     }
     for op in tool_operations():
         args, result = typical[op.record_name]
@@ -87,3 +88,17 @@ def test_best_image_match_without_a_matcher_stops_at_the_first_yes():
     assert toolbox.best_image_match(images, "a bus") == 1 and votes.asked == [10, 20]
     toolbox._backends["vqa"] = votes = Votes(yes_width=None)  # no yes: every one asked, the first kept
     assert toolbox.best_image_match(images, "a bus") == 0 and votes.asked == [10, 20, 30, 40]
+
+
+def test_every_packaged_example_set_loads_and_renders_its_prompts():
+    # a YAML slip (an unquoted "a: b" in a value) broke the OK-VQA set once: every set is read here
+    from importlib import resources
+
+    from hydra_vr.prompts import load_examples
+
+    names = sorted(p.name[:-5] for p in resources.files("hydra_vr.prompts.examples").iterdir() if p.name.endswith(".yaml"))
+    assert "okvqa" in names and "vqa" in names
+    for name in names:
+        assert load_examples(name), name
+    okvqa = PromptSet.for_task("vqa", "okvqa")
+    assert "world knowledge: history" in okvqa.skills
