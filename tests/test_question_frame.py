@@ -1,0 +1,62 @@
+"""The question frame: one parse that says what a question asks for (phrasings of this test's own)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hydra_vr.question import parse
+
+
+@pytest.mark.parametrize(("question", "category"), [
+    ("What animal is grazing in the field?", "animal"),
+    ("Which bird sits on the wire?", "bird"),
+    ("What kind of insect is on the window?", "insect"),
+    ("What type of boat is moored there?", "boat"),
+    ("What is this vegetable?", "vegetable"),
+    ("what sort of tree is that?", "tree"),
+    ("What is the woman carrying?", None),     # asks for a thing, no category named
+    ("What colour is the scarf?", None),        # a colour question
+    ("What time does the clock show?", None),   # "time" names no kind of thing
+    ("What kind of thing is this?", None),      # too general to be a category
+])
+def test_category_asked(question: str, category: str | None) -> None:
+    assert parse(question).category == category
+
+
+def test_choice_frame_keeps_the_options_and_the_subject() -> None:
+    frame = parse("Is the teapot blue or white?")
+    assert frame.kind == "choice" and frame.answer.options == ("blue", "white") and frame.subject == "teapot"
+
+
+def test_count_frame_singular_with_its_colour() -> None:
+    frame = parse("How many yellow taxis are waiting at the rank?")
+    assert frame.kind == "number" and frame.count == ("taxi",) and frame.count_colours == ("yellow",)
+
+
+def test_negated_presence() -> None:
+    frame = parse("Is there no cat under the table?")
+    assert frame.kind == "yesno" and frame.negated
+    assert frame.presence is not None and frame.presence.thing == "cat" and frame.presence.negated
+    assert "under" in frame.relations
+
+
+def test_knowledge_and_reading_cues() -> None:
+    knowledge = parse("What is this pastry usually filled with?")
+    assert knowledge.knowledge is not None and knowledge.knowledge.head == "pastry" and not knowledge.reading
+    reading = parse("What does the banner over the gate say?")
+    assert reading.reading and reading.subject == "banner" and reading.knowledge is None
+
+
+def test_place_question() -> None:
+    frame = parse("Is the lighthouse on the left or the right of the picture?")
+    assert frame.place is not None and frame.place.thing == "lighthouse" and set(frame.place.places) == {"left", "right"}
+
+
+def test_summary_lists_only_what_is_set() -> None:
+    summary = parse("Which flower is in the vase?").summary()
+    assert summary == {"kind": "open", "category": "flower", "subject": "vase"}
+
+
+def test_an_empty_question_is_refused() -> None:
+    with pytest.raises(ValueError, match="empty question"):
+        parse("   ")
