@@ -268,7 +268,8 @@ def test_describe_backend_reasks_an_open_question_answered_no(toolbox_with_llm, 
     script = Script(describe=[ans("no"), ans("cat")])
     toolbox_with_llm.holder["llm"] = script.chat
     Patch = bind_toolbox(toolbox_with_llm)
-    assert Patch(str(photo("chelsea"))).simple_query("Which animal is this?") == "cat"
+    # (no category asked: "which animal?" is answered from the classifier's labels, with no LLM call)
+    assert Patch(str(photo("chelsea"))).simple_query("What is lying here?") == "cat"
     retry = script.messages("describe")[1]
     assert "the question is open" in retry[-1].content
     # the question's answer type is stated, and the findings about what it names come first
@@ -299,7 +300,7 @@ def test_describe_reasks_unknown_for_ranked_guesses(toolbox_with_llm, photo):
     # an open question answered "no" is re-asked for guesses with the reason, kept off yes and no
     script = Script(describe=[ans("no"), json.dumps({"guesses": ["no", "cat", "dog"]})])
     toolbox_with_llm.holder["llm"] = script.chat
-    assert Patch(str(photo("chelsea"))).simple_query("Which animal is this?") == "cat"
+    assert Patch(str(photo("chelsea"))).simple_query("What is lying here?") == "cat"
     assert "yes/no answer" in script.messages("describe")[1][-1].content
     assert "no" in script.calls("describe")[1].json_schema["properties"]["guesses"]["items"]["not"]["enum"]
 
@@ -639,3 +640,21 @@ def test_a_colour_region_that_is_another_objects_own_colour_is_matched_last(tool
     assert grounded("the red part of the motorcycle", "red region", "motorcycle").iou(first) > 0.9
     # candidates that are not colour regions keep their order (the page's lines of text)
     assert grounded("the paragraph of text", "paragraph", "page").iou(Box(1, 46, 381, 140)) > 0.9
+
+
+def test_a_category_question_is_answered_from_the_classifier_at_the_level_asked(toolbox_with_llm, photo):
+    # The classifier's labels that are kinds of the category (WordNet), named as a person would: the tabby-like
+    # cat labels are "cat" asked which animal; no LLM call is made for it
+    from hydra_vr.api import bind_toolbox
+
+    script = Script(describe=[])
+    toolbox_with_llm.holder["llm"] = script.chat
+    Patch = bind_toolbox(toolbox_with_llm)
+    image = Patch(str(photo("chelsea")))
+    assert image.simple_query("What kind of animal is resting here?") == "cat"
+    assert script.messages("describe") == []
+    # a category none of the labels fall under is left to the LLM as before
+    script2 = Script(describe=[ans("a cat")])
+    toolbox_with_llm.holder["llm"] = script2.chat
+    assert image.simple_query("Which vehicle is shown?") == "a cat"
+    assert len(script2.messages("describe")) == 1

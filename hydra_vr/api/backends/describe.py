@@ -25,17 +25,25 @@ from hydra_vr.api import garments as garment_ops
 from hydra_vr.api import placement as placement_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import text_layout
+from hydra_vr.api.backends import imagenet
 from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext, search_settles
 from hydra_vr.api.types import Answer
 from hydra_vr.prompts import load_examples, render_prompt
+from hydra_vr.question.frame import asked_category
 
 log = logging.getLogger(__name__)
 
-# questions about text, or about a thing made of it ("Is there any code on the page?"): OCR runs for them
+# questions about text, or about a thing made of it ("Is there a formula on the whiteboard?"): OCR runs for them
 _TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|letter|sign|number|brand|name|title|label|logo"
                             r"|code|page|pages|paper|document|book|poster|equation|formula|printed|handwrit\w*|typed)\b", re.I)
 _PEOPLE_QUESTION = re.compile(r"\b(face|faces|person|people|man|woman|boy|girl|child|who)\b", re.I)
+
+
+@functools.cache
+def _imagenet_index() -> dict[str, int]:
+    """ImageNet class name (first synonym, lower case) -> class index: how the classifier's labels are read."""
+    return {synonyms[0].lower(): i for i, synonyms in enumerate(imagenet.imagenet_synonyms())}
 
 
 def _relevant_classes(question: str, mapper: CocoNameMapper) -> set[str]:
@@ -59,12 +67,12 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     part, a shape), else on the patch's subject, else on the whole patch (the border for a question about the
     background), each with at least ``floor`` of its pixels (the first of each list always), and the words
     that name the same colour ("navy" for blue). The LLM sees no pixels: a colour no tool measured is a
-    guess from habit ("What color is the saucer?" -> white beside "red 51%": the saucer is red), and the
+    guess from habit ("What color is the plate?" -> white beside "red 51%": the plate is red), and the
     whole patch's colours beside the named thing's are mostly the backdrop's. Of people whose worn part
     the question asks about, the one it places is alone."""
     named = [o.get("colors") or [] for o in findings.get("relevant") or []]
     worn = findings.get("worn") or {}
-    # "the hair of the man on the right": his colours, not the other man's too (the 1.5B said the other's brown)
+    # "the hair of the woman on the left": her colours, not the other woman's too (a small model gave the other's)
     named += [p.get("colors") or [] for p in worn.get("people", [])[: 1 if worn.get("placed") else None]]
     named += [s.get("colors") or [] for s in findings.get("shapes") or []]
     if findings.get("background") or not any(named):
@@ -80,9 +88,9 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
 
 
 def _unchecked(kind: str, search: dict | None) -> bool:
-    """A yes/no question no search answered ("Is she smiling?", "Does the cat have stripes?"): the findings
-    list what the tools can see, so the 1.5B read every unlisted thing as a "no" (16 of the 18 yes/no
-    questions of the labelled photos answered "no", 11 of them wrong). Said in the findings, examples too."""
+    """A yes/no question no search answered ("Is the door open?", "Does the dog have spots?"): the findings
+    list what the tools can see, so a small model read every unlisted thing as a "no" (16 of 18 yes/no
+    benchmark questions answered "no", 11 of them wrong). Said in the findings, examples too."""
     return kind == "yesno" and not search
 
 
@@ -90,9 +98,9 @@ _BIG_TEXT = re.compile(r"\b(big|bigger|biggest|large|larger|largest|huge|giant)\
 
 
 def _echoed_label(findings: dict, spec: AnswerSpec) -> Callable[[str], str | None] | None:
-    """For a city question, a check refusing a city that is a word of a tool's label: asked where the bus photo
-    was taken, the 1.5B answered "police", then (with towns under 100k left out) "van", both from the
-    classifier's "police van"; Police and Van are towns, the check let them through."""
+    """For a city question, a check refusing a city that is a word of a tool's label: asked where a street
+    photo was taken, a small model answered "police", then (with towns under 100k left out) "van", both from
+    the classifier's "police van"; Police and Van are towns, the check let them through."""
     if spec.names != "city":
         return None
     labels = [label for label, _ in findings["classified"]]
@@ -110,8 +118,8 @@ def _echoed_label(findings: dict, spec: AnswerSpec) -> Callable[[str], str | Non
 
 def _largest_first(regions: list) -> list:
     """OCR lines with letters nearly as tall as the tallest (within 25%) first, in reading order, then the
-    rest: for "What words are written in big white letters on the side of the bus?" the 1.5B took the
-    first line read, a small logo, over "cero emisiones" in letters three times its height."""
+    rest: asked for the largest words painted on a vehicle, a small model took the first line read,
+    a small logo, over a slogan in letters three times its height."""
     if not regions:
         return regions
     tallest = max(r.box.height for r in regions)
@@ -126,8 +134,8 @@ _MAX_READ_WORDS = 8  # a block longer than this is a page's paragraph, not a lab
 def _as_written(answer: str, lines: list) -> str | None:
     """The text as the OCR read it, for an answer to a reading question that rewrote one of its lines: the
     paragraph holding the closest line (``text_layout.paragraphs``), lower case; None when no line is that
-    close, or the answer already is its paragraph. Asked for the words in big letters, the 1.5B answered
-    "emissiones" for the lines "cero" / "emisiones"."""
+    close, or the answer already is its paragraph. Asked for the words in big letters, a small model
+    respelled a foreign word of a two-line slogan that the OCR had read right."""
     said = clean(answer)
     if not said or not lines:
         return None
@@ -141,19 +149,19 @@ def _as_written(answer: str, lines: list) -> str | None:
     return None if text == said else text
 
 
-# the background itself ("what color is the background?"), not a thing in it ("the car in the background")
+# the background itself ("which colour is the backdrop?"), not a thing in it ("the car in the background")
 _BACKGROUND_QUESTION = re.compile(r"\bcolou?rs?\s+(?:is|are|of)\s+the\s+(?:background|backdrop)\b|\b(?:background|backdrop)\s+colou?r", re.I)
 _ROWS_QUESTION = re.compile(r"\b(rows?|columns?)\b", re.I)
 
 
 def _rows(question: str, boxes: list[list[int]], what: str) -> dict | None:
-    """For a question about rows or columns ("how many coins are in the top row?"), how the shapes found
-    (else the detections the question names) fall into them: the 1.5B could not group 24 boxes itself."""
+    """For a question about rows or columns ("how many apples are in the bottom row?"), how the shapes found
+    (else the detections the question names) fall into them: a small model could not group 24 boxes itself."""
     m = _ROWS_QUESTION.search(question)
     if m is None or len(boxes) < 2:
         return None
     if expected_type(question).kind != "number" and not re.search(r"\b(which|what)\s+(row|column)", question, re.I):
-        return None  # "what color are the columns of the building?" asks about no grouping
+        return None  # "are the porch's columns white?" asks about no grouping
     columns = m.group(1).lower().startswith("column")
     groups = placement_ops.rows(boxes, columns=columns)
     return {"what": what, "n": len(boxes), "axis": "columns" if columns else "rows",
@@ -166,12 +174,14 @@ class DescribeVQA:
     relevant_colors (how many of the objects the question names get their own measured colours),
     worn_people (for a question about clothing, how many people get the garments classified on the
     body part it asks about), knowledge_score (the detector's score or classifier's probability at which a label names
-    the thing a knowledge question points at: "Is this drink usually served hot or cold?" is asked of the
-    LLM's knowledge as "Is this drink (espresso) ...")."""
+    the thing a knowledge question points at: "Is this fruit usually eaten raw or cooked?" is asked of the
+    LLM's knowledge as "Is this fruit (mango) ..."), category_score and category_top_k (for a question that
+    asks which kind of a category, "What bird is this?": the share of the classifier's first category_top_k
+    labels that must be kinds of it for their name at that level to be the answer)."""
 
     def __init__(self, ctx: ToolContext, *, max_objects: int = 12, classifier_top_k: int = 3, ocr: str = "auto",
                  max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1, worn_people: int = 3,
-                 knowledge_score: float = 0.5) -> None:
+                 knowledge_score: float = 0.5, category_score: float = 0.3, category_top_k: int = 20) -> None:
         if ocr not in {"auto", "always", "never"}:
             raise ValueError("describe: ocr must be 'auto', 'always' or 'never'")
         self.ctx = ctx
@@ -183,6 +193,8 @@ class DescribeVQA:
         self.retries = retries
         self.worn_people = worn_people
         self.knowledge_score = knowledge_score  # the confidence that names "this <thing>"
+        self.category_score = category_score  # the classifier's share that names "what <category>"
+        self.category_top_k = category_top_k
         self._mapper = CocoNameMapper()
         self._prefix: list | None = None
 
@@ -226,7 +238,7 @@ class DescribeVQA:
         # background; the pixels that differ from the patch border's colours are the likelier subject.
         subject_colors = None
         background = kind == "color" and _BACKGROUND_QUESTION.search(question) is not None
-        if background:  # "what color is the background?" asks for the border's colours, not the subject's
+        if background:  # "which colour is the backdrop?" asks for the border's colours, not the subject's
             colors = _named(color_ops.border_colors(image))
         elif not relevant and not (worn and worn["colors"]) and kind == "color":
             border = color_ops.border_colors(image)
@@ -238,9 +250,9 @@ class DescribeVQA:
             if subject_colors:  # the whole-patch shares would list the background first; say what it is
                 colors = _named(border)
         texts, regions, big_text = None, [], _BIG_TEXT.search(question) is not None
-        # a question for a city or a country reads signs too: the bus photo's "MADRID" is written on the bus
-        # ... and so does a yes/no question about what a thing is: "Is the bus electric?" is written on it
-        # ("eléctrico", "cero emisiones"); not a presence question, which a search answers
+        # a question for a city or a country reads signs too: a city's name is often painted on its trams
+        # ... and so does a yes/no question about what a thing is: "Is the car electric?" may be written on
+        # it ("electric", "zero emissions"); not a presence question, which a search answers
         reads = (_TEXT_QUESTION.search(question) is not None or spec.names is not None
                  or set(spec.options) == {"yes", "no"} and asked_presence(question) is None)  # verify_property's too
         if tb.has("ocr") and (self.ocr == "always" or (self.ocr == "auto" and reads)):
@@ -259,17 +271,36 @@ class DescribeVQA:
                 "classified": [(ls.label, ls.score) for ls in classified],  # not shown: what _thing_name reads
                 "read": regions}  # not shown: the OCR lines a reading answer is put back into (``_as_written``)
 
+    def _category(self, image: Image.Image, question: str, findings: dict) -> tuple[str, str] | None:
+        """(name, evidence) for a question that asks which kind of a category ("What insect is on the leaf?"),
+        where the classifier's labels that are kinds of it (WordNet) hold ``category_score`` of the image, named
+        at the level asked (``imagenet.category_names``: ringlet and monarch are "butterfly"); else None. The
+        detector's classes and the LLM's guess otherwise stand in for what the classifier saw."""
+        category = asked_category(question)
+        tb = self.ctx.toolbox
+        if category is None or tb is None or not tb.has("classifier"):
+            return None
+        index = _imagenet_index()
+        labels = tb.backend("classifier").classify([image], top_k=self.category_top_k)[0]
+        pairs = [(index[ls.label.lower()], ls.score) for ls in labels if ls.label.lower() in index]
+        named = imagenet.category_names(pairs, category)
+        if not named or named[0][1] < self.category_score:
+            return None
+        seen = ", ".join(f"{ls.label} {ls.score:.2f}" for ls in labels[:5])
+        return named[0][0], (f"The classifier saw {seen}; as kinds of {category}: "
+                             + ", ".join(f"{n} {m:.2f}" for n, m in named[:3]))
+
     def _thing_name(self, asked: KnowledgeAsked, findings: dict) -> str | None:
-        """What the tools call the thing a knowledge question points at ("this drink" -> espresso), where
+        """What the tools call the thing a knowledge question points at ("this fruit" -> banana), where
         they say it with confidence and it says more than the question's own word: the best detected
-        object of the kind it names ("this vehicle" -> bus) at 0.5 or more, with no other kind close to
-        it, else the classifier's first label at 0.5 or more. None otherwise ("this rocket": the
-        classifier's first guess is missile at 0.30; "this animal": cat and dog at 0.40 each)."""
+        object of the kind it names ("this vehicle" -> truck) at 0.5 or more, with no other kind close to
+        it, else the classifier's first label at 0.5 or more. None otherwise ("this tower": the
+        classifier's first guess at 0.30; "this animal": cat and dog at 0.40 each)."""
         kinds = set(self._mapper.map(asked.head).classes)
         if kinds:
             found = [o for o in findings["relevant"] if o["label"] in kinds]  # best first
             rivals = [o for o in found[1:] if o["label"] != found[0]["label"] and o["score"] >= found[0]["score"] - 0.1]
-            # cat 0.40 beside dog 0.40 on the chelsea photo's crop: "this animal (dog)" made it "bark"
+            # cat 0.40 beside dog 0.40 on one crop: "this animal (dog)" made the answer a dog's
             name = found[0]["label"] if found and found[0]["score"] >= self.knowledge_score and not rivals else None
         else:
             top = findings["classified"][:1]
@@ -287,19 +318,19 @@ class DescribeVQA:
             return None
         dets, meta = self.ctx.toolbox.look_for(image, asked.thing)
         if not search_settles(len(dets), meta):
-            # no tool can look for it, or the detector missed it: NanoDet missed both the bicycle cut by
-            # the frame and the small boats of the labelled photos, and "0 found" turned the LLM to "no"
+            # no tool can look for it, or the detector missed it: NanoDet missed a bicycle cut by the
+            # frame and small boats far away, and "0 found" turned the LLM to "no"
             return None
         found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
         return {"name": asked.thing, "count": len(dets), "found": found, "negated": asked.negated, "where": asked.where}
 
     def _worn(self, image: Image.Image, question: str, kind: str, people: list,
               found_faces: Callable[[], list[list[float]]]) -> dict | None:
-        """For a question about clothing ("what is she wearing on her head?"), the classifier's garment
+        """For a question about clothing ("what is he wearing on his feet?"), the classifier's garment
         classes on that body part of each person (the placed one first, else by detector score), and
         for a colour question that part's colours. None when the question names no garment."""
         part, tb = garment_ops.worn_part(question), self.ctx.toolbox
-        # no count: weak scores miss garments, and "How many ties can you see?" came out 1 for 2
+        # no count: weak scores miss garments, and a count of neckties came out 1 for 2
         if part is None or kind == "number" or not people or self.worn_people <= 0 or not tb.has("classifier"):
             return None
         largest = max(d.box.area for d in people)
@@ -380,7 +411,7 @@ class DescribeVQA:
         findings = self.describe(image, question)
         user = render_prompt("vqa_describe_user", **findings, expected=spec.describe())
         search = findings["search"]
-        # A presence question the tools searched: their result decides, not the LLM (the 1.5B said "yes"
+        # A presence question the tools searched: their result decides, not the LLM (a small model said "yes"
         # beside "0 found"), where it is evidence: something found (unless the question places it: "on
         # the table?"), or nothing found by a search over every pixel. A detector's miss is no search.
         decisive = search is not None and (search["count"] == 0 or not search["where"])
@@ -388,10 +419,14 @@ class DescribeVQA:
             present = search["count"] > 0
             return Answer(text="yes" if present != search["negated"] else "no", source="describe:search", evidence=user)
         asked = asked_knowledge(question)
+        named_kind = self._category(image, question, findings) if spec.kind == "open" and asked is None else None
+        if named_kind is not None:  # "what insect is this?": the classifier's labels named at the level asked
+            return Answer(text=named_kind[0], source="describe:category", evidence=f"{user}\n{named_kind[1]}")
         name = self._thing_name(asked, findings) if asked else None
         if asked and name:
             # What is known of the thing, asked of the LLM's knowledge with the thing named and no findings
-            # beside it (there, the 1.5B answered "cold" for espresso): ViperGPT's simple_query + llm_query.
+            # beside it (there, a small model answered against what it knew of the thing): ViperGPT's
+            # simple_query + llm_query.
             named = asked.naming(name)
             reply = ask_typed(self.ctx.llm(), [ChatMessage("system", render_prompt("knowledge_system")),
                                                ChatMessage("user", render_prompt("knowledge_user", question=named, expected=spec.describe()))],

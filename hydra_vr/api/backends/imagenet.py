@@ -14,9 +14,11 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api.garments import GARMENTS
+from hydra_vr.lexicon import wordnet as wn
 
 # Common words -> the ImageNet classes (timm's first synonym) that are such a thing. A word for a
 # kind of building covers the building classes, as "vehicle" covers the COCO vehicles.
@@ -42,7 +44,7 @@ _WORN_ON_PERSON = frozenset(cls.lower() for cls, (part, _) in GARMENTS.items() i
 _AMBIGUOUS = frozenset(
     {"light", "spot", "site", "rule", "nail", "hook", "knot", "wing", "chain", "switch", "bell", "tank", "chest", "top"}
 )
-# A name's head noun comes before these words: "the round patch on her chest" is a patch.
+# A name's head noun comes before these words: "the badge on his jacket" is a badge.
 _CUT = frozenset({
     "on", "in", "at", "of", "with", "behind", "near", "from", "under", "above", "below", "next", "beside", "to", "just",
     "that", "which", "who", "hanging", "holding", "wearing", "looking", "between", "inside", "over",
@@ -56,6 +58,53 @@ def imagenet_synonyms() -> tuple[tuple[str, ...], ...]:
 
     info = ImageNetInfo()
     return tuple(tuple(s.strip() for s in info.index_to_description(i).split(",")) for i in range(1000))
+
+
+@functools.cache
+def imagenet_synsets() -> tuple[Any, ...]:
+    """Each ImageNet-1k class's WordNet 3.0 synset (its id ``n02123045`` is the synset's offset)."""
+    from timm.data import ImageNetInfo
+
+    info = ImageNetInfo()
+    return tuple(wn.synset_of_offset(int(info.index_to_label_name(i)[1:])) for i in range(1000))
+
+
+# A name whose kinds cover more classes than this is no thing to look for ("object", "artifact", "organism").
+MAX_KINDS = 450
+
+
+@functools.cache
+def kinds_of(name: str) -> tuple[str, ...]:
+    """The ImageNet classes (lower-cased first synonyms) that are kinds of ``name`` by WordNet: "butterfly" ->
+    admiral, ringlet, monarch, ...; "insect" -> every insect class. () for a name WordNet does not know, for
+    people (the detector and the face finder look for them; ImageNet's few people classes are no person
+    search) and for names too general to search (:data:`MAX_KINDS`)."""
+    main = wn.main_sense(name)  # a jacket is worn before it covers a book: the everyday sense only
+    if main is None or wn.is_a(main, "person"):
+        return ()
+    senses = (main,)
+    names = [syn[0].lower() for syn, synset in zip(imagenet_synonyms(), imagenet_synsets()) if _under(synset, senses)]
+    return tuple(dict.fromkeys(names)) if 0 < len(names) <= MAX_KINDS else ()
+
+
+def _under(synset: Any, senses: Sequence[Any]) -> bool:
+    return any(sense in path for path in synset.hypernym_paths() for sense in senses)
+
+
+def category_names(labels: Sequence[tuple[int, float]], category: str) -> list[tuple[str, float]]:
+    """The classifier's ``(class index, probability)`` pairs that are kinds of ``category``, named at the
+    level a person answers "what <category> is this?" with (``wordnet.basic_name``: ringlet and monarch are
+    both "butterfly"), their probabilities summed per name, most probable first."""
+    senses = wn.noun_senses(category)
+    if not senses:
+        return []
+    synsets = imagenet_synsets()
+    mass: dict[str, float] = {}
+    for index, prob in labels:
+        if _under(synsets[index], senses):
+            name = wn.basic_name(synsets[index], category)
+            mass[name] = mass.get(name, 0.0) + float(prob)
+    return sorted(mass.items(), key=lambda kv: kv[1], reverse=True)
 
 
 @functools.cache
@@ -73,18 +122,11 @@ def _name_table() -> dict[str, tuple[str, ...]]:
     return {k: v for k, v in kept.items() if v}
 
 
-def _singular(word: str) -> str:
-    for suffix, repl in (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("sses", "ss"), ("s", "")):
-        if word.endswith(suffix) and len(word) > len(suffix) + 2:
-            return word[: -len(suffix)] + repl
-    return word
-
-
 def imagenet_classes(name: str) -> tuple[str, ...]:
     """The ImageNet classes (lower-cased first synonyms) a name means; the longest phrase of it that maps wins.
 
-    "the space shuttle model" -> ("space shuttle",), "rockets" -> the rocket classes, "the tall tower on
-    the far left" -> the tower classes; "the man" -> () (no ImageNet class is a person).
+    "a space shuttle toy" -> ("space shuttle",), "rockets" -> the rocket classes, "the narrow tower
+    at the back" -> the tower classes; "the man" -> () (no ImageNet class is a person).
     """
     words = re.sub(r"[^a-z0-9' \-]", " ", name.lower()).split()
     cut = next((i for i, w in enumerate(words) if w in _CUT), len(words))
@@ -93,9 +135,18 @@ def imagenet_classes(name: str) -> tuple[str, ...]:
     for n in range(min(len(words), 4), 0, -1):
         for i in reversed(range(len(words) - n + 1)):  # the rightmost phrase: English puts the head noun last
             phrase = words[i : i + n]
-            for candidate in (" ".join(phrase), " ".join(phrase[:-1] + [_singular(phrase[-1])])):
+            for candidate in (" ".join(phrase), " ".join(phrase[:-1] + [wn.singular(phrase[-1])])):
                 if candidate in table:
                     return table[candidate]
+    # No class is called so: the classes WordNet files under the name ("squirrel" -> fox squirrel), the
+    # longest rightmost phrase first again.
+    for n in range(min(len(words), 3), 0, -1):
+        for i in reversed(range(len(words) - n + 1)):
+            phrase = " ".join(words[i : i + n])
+            if phrase.lower() in _AMBIGUOUS:
+                continue
+            if kinds := tuple(c for c in kinds_of(phrase) if c not in _WORN_ON_PERSON):
+                return kinds
     return ()
 
 
