@@ -30,7 +30,7 @@ def test_focus_questions_are_answered_from_the_photo(embedded_toolbox, photo, na
 def test_a_plain_backdrop_or_a_question_on_no_region_is_left_to_the_backend(embedded_toolbox, photo) -> None:
     # Grace Hopper's plain blue backdrop and dark uniform hold no detail to lose: they tell neither
     assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "grace_hopper"), "Is the background sharp or blurry?") is None
-    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "coffee"), "Is the photo blurry?") is None  # no region
+    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "coffee"), "What is blurry?") is None  # no region
     assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "bus"), "Is the bus blue or white?") is None
     assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "bus"), "What is blurry?") is None
     # sharp, clear, fuzzy alone speak of an edge, a glass, fur: only set against blurry do they mean focus

@@ -1,11 +1,11 @@
-"""Focus questions answered from pixels: "Is the background sharp or blurry?", "Is the man in focus?".
+"""Focus questions answered from pixels: "Are the trees behind her sharp or blurry?", "Is the man in focus?".
 
 The part of a photo in focus holds its finest detail; a part thrown out of focus keeps its coarse
 shapes but loses that detail. Fine detail is measured as edge energy (the 90th percentile of
 |Laplacian| on the photo scaled to 512 pixels) in a grid of tiles, and a region's share is its
 median tile against the sharpest tiles of the same photo, so the figure does not depend on the
 camera or the light. No offline model sees blur, and the describe LLM sees no pixels: it said
-"sharp" for the dahlia's and the crowd's backgrounds, both thrown far out of focus (8% and 15%).
+"sharp" for a close-up's and a portrait's backgrounds, both thrown far out of focus (8% and 15%).
 
 The toolbox asks this module before any VQA backend, like ``api.where``. It decides only on a clear
 measure (under 30%: blurry, 40% or more: sharp) of a region it can tell: the background (the
@@ -35,7 +35,7 @@ _POLES = {**{w: "sharp" for w in _SHARP}, **{w: "blurry" for w in _BLURRY}}
 # a cat's fur, unless the question sets them against a word of the other pole ("sharp or blurry?").
 _FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
 _POLE_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POLES), key=len, reverse=True)) + r")\b")
-# a question about the backdrop, or about what lies behind the subject ("the crowd behind them")
+# a question about the backdrop, or about what lies behind the subject ("the hills behind her")
 _BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
 
 GRID = 8
@@ -44,17 +44,60 @@ BLURRY_BELOW = 0.30
 SHARP_FROM = 0.40
 
 
+# A photo blurred all over (shaken, or focused on nothing) has no sharp part to measure against: its sharpest
+# tiles' fine detail is itself low. It is measured along four directions, the weakest kept, since a shake
+# smears one direction and leaves edges across it sharp. Set between sharp photos (21-65) and the same
+# photos blurred (Gaussian sigma 1.5 or 3 px, motion 9-15 px: 11 or less); benchmarks/bench_focus.py prints both.
+PHOTO_BLURRY_BELOW = 15.0
+_DIRECTIONS = tuple(np.array(k, np.float32) for k in (
+    [[0, 0, 0], [1, -2, 1], [0, 0, 0]], [[0, 1, 0], [0, -2, 0], [0, 1, 0]],
+    [[1, 0, 0], [0, -2, 0], [0, 0, 1]], [[0, 0, 1], [0, -2, 0], [1, 0, 0]],
+))
+
+
+def photo_detail(image: Image.Image, grid: int = GRID) -> float:
+    """The fine detail of the photo's sharpest part, in its weakest direction: for each of four directions,
+    the 90th percentile over tiles of each tile's 90th percentile |second derivative| (at ``SIDE`` pixels);
+    the smallest of the four."""
+    scale = SIDE / max(image.size)
+    gray = np.asarray(image.convert("L").resize((max(grid, round(image.width * scale)), max(grid, round(image.height * scale))),
+                                                Image.BILINEAR), dtype=np.float32)
+    h, w = gray.shape
+    tops = []
+    for kernel in _DIRECTIONS:
+        response = np.abs(cv2.filter2D(gray, -1, kernel))
+        tiles = [np.percentile(response[i * h // grid:(i + 1) * h // grid, j * w // grid:(j + 1) * w // grid], 90)
+                 for i in range(grid) for j in range(grid)]
+        tops.append(float(np.percentile(tiles, 90)))
+    return min(tops)
+
+
 @dataclass(frozen=True)
 class Focus:
-    """A region's fine detail as a share of the sharpest part of its photo, and what it was."""
+    """A region's fine detail as a share of the sharpest part of its photo (``share``), what the region was,
+    and the fine detail of the photo's sharpest part itself (``photo_detail``), which says whether anything in
+    the photo is sharp at all."""
 
     share: float
     region: str
+    photo_detail: float | None = None
+
+    @property
+    def photo_blurred(self) -> bool:
+        """The whole photo lacks fine detail: blurred all over, whatever the shares."""
+        return self.photo_detail is not None and self.photo_detail < PHOTO_BLURRY_BELOW
 
     @property
     def verdict(self) -> str | None:
         """"blurry", "sharp", or None when the measure is between the two."""
+        if self.photo_blurred:
+            return "blurry"
         return "blurry" if self.share < BLURRY_BELOW else "sharp" if self.share >= SHARP_FROM else None
+
+    @property
+    def blurry(self) -> bool:
+        """A yes/no verdict: blurred all over, or under the middle of the two thresholds."""
+        return self.photo_blurred or self.share < (BLURRY_BELOW + SHARP_FROM) / 2
 
 
 def detail_tiles(image: Image.Image, grid: int = GRID) -> tuple[np.ndarray, np.ndarray]:
@@ -89,7 +132,19 @@ def _focus(image: Image.Image, mask: np.ndarray, region: str) -> Focus | None:
     top = float(np.percentile(detail, 90))
     if keep.sum() < 2 or top <= 0:
         return None
-    return Focus(float(np.median(detail[keep])) / top, region)
+    return Focus(float(np.median(detail[keep])) / top, region, photo_detail(image))
+
+
+def patch_focus(image: Image.Image, box: Sequence[float] | None = None, background: bool = False) -> Focus | None:
+    """The focus of the part of ``image`` (a whole photo) in ``box`` (the whole photo when None), or of its
+    background (its border tiles) with ``background``; None when the region holds under two tiles with detail.
+    The whole photo is sharp when any part of it is (a portrait with a blurred backdrop is a sharp photo): its
+    share is 1 and only its sharpest part's own edge energy (``photo_detail``) can call it blurry."""
+    if background:
+        return background_focus(image)
+    if box is None:
+        return Focus(1.0, "the whole photo", photo_detail(image))
+    return boxes_focus(image, [box], "patch")
 
 
 def background_focus(image: Image.Image) -> Focus | None:
@@ -140,13 +195,19 @@ def _region_focus(look_for: LookFor, image: Image.Image, question: str) -> Focus
     if _BACKGROUND.search(question):
         return background_focus(image)
     rest = _POLE_WORDS.sub(" ", question)
-    for name in expression_names(rest):
-        if name.endswith(" region") or name in ("photo", "image", "picture"):
+    names = expression_names(rest)
+    for name in names:
+        if name.endswith(" region") or name in _PHOTO_WORDS:
             continue
         dets, _ = look_for(image, name)
         if dets:
             return boxes_focus(image, [d.box.to_list() for d in dets], name)
+    if names and all(n in _PHOTO_WORDS or n.endswith(" region") for n in names):
+        return patch_focus(image)  # "Is the photo blurry?": the photo itself, sharp if any part of it is
     return None
 
 
-__all__ = ["Focus", "answer_focus", "background_focus", "boxes_focus", "detail_tiles"]
+_PHOTO_WORDS = frozenset({"photo", "image", "picture", "photograph", "shot", "snapshot", "pic"})
+
+
+__all__ = ["Focus", "answer_focus", "background_focus", "boxes_focus", "detail_tiles", "patch_focus"]

@@ -237,7 +237,7 @@ class ImagePatch:
         """
         part = self._box() if self._is_object() else None  # where a part lies in the photo ("on the left?")
         if part is not None and self._beside_me(question):
-            # "What kind of vehicle is behind the men?" asked of a man's crop: the crop holds the man, not
+            # "What kind of animal is behind the girls?" asked of a girl's crop: the crop holds the man, not
             # what is behind him (the 1.5B's program got "car" so; the whole photo says "bus")
             return Reply(self._tools().simple_query(self.original_image, question).text)
         return Reply(self._tools().simple_query(self.cropped_image, question, part, self.original_image.size).text)
@@ -271,6 +271,24 @@ class ImagePatch:
             >>> closest = min(people, key=lambda p: p.compute_depth())
         """
         return self._tools().depth(self.original_image, self._box())
+
+    def is_blurry(self, background: bool = False) -> bool:
+        """Return True if this patch is blurred or out of focus (motion blur included), measured from its pixels.
+
+        On the whole image it says whether the photo itself is blurred. ``background=True`` asks about the
+        photo's background (its border) instead of this patch.
+        Examples:
+            >>> # is the dog in focus?
+            >>> dog = image_patch.find("dog")[0]
+            >>> answer = bool_to_yesno(not dog.is_blurry())
+            >>> # is the background blurry?
+            >>> answer = bool_to_yesno(image_patch.is_blurry(background=True))
+        """
+        box = self._box() if self._is_object() else None
+        focus = self._tools().focus(self.original_image, box, background)
+        if focus is None:  # too little detail to measure (a plain wall, a tiny patch): the photo decides
+            focus = self._tools().focus(self.original_image, None, False)
+        return bool(focus is not None and focus.blurry)
 
     def crop(self, x1: float, y1: float, x2: float, y2: float) -> ImagePatch:
         """Return a sub-patch; ``x1, y1, x2, y2`` are pixels relative to this patch's top-left corner.

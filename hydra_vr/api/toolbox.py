@@ -181,7 +181,7 @@ class VisionToolbox:
         meta: dict[str, Any] = {}
         if key in _OCR_NAMES and self.has("ocr"):
             regions, label = self.read_text(image), "text"
-            if key in text_layout.PARAGRAPH_NAMES:  # "the paragraph of text": runs of the OCR's lines
+            if key in text_layout.PARAGRAPH_NAMES:  # "the second paragraph": runs of the OCR's lines
                 regions, label = text_layout.paragraphs(regions), "paragraph"
                 meta["mapping"] = f"{name!r}: the OCR's lines grouped into runs set close together"
             elif key in text_layout.CODE_NAMES:  # "the line of code": lines with a program's characters
@@ -292,6 +292,14 @@ class VisionToolbox:
         self._record("compute_depth", {"box": box.to_list()}, value, t0)
         return value
 
+    def focus(self, original: Image.Image, box: Box | None = None, background: bool = False) -> focus_ops.Focus | None:
+        """How sharp ``box`` of the photo ``original`` is (the whole photo when None; its background, the
+        border, with ``background``): pixels only (``api.focus``). None when the region has too little detail."""
+        t0 = time.perf_counter()
+        result = focus_ops.patch_focus(original, box.to_list() if box is not None else None, background)
+        self._record("focus", {"box": box.to_list() if box is not None else None, "background": background}, result, t0)
+        return result
+
     def simple_query(self, image: Image.Image, question: str, box: Box | None = None,
                      photo_size: Sequence[int] | None = None) -> Answer:
         """The answer to ``question`` about ``image``; ``box`` and ``photo_size`` say where ``image`` lies in
@@ -388,10 +396,10 @@ class VisionToolbox:
 
     def _paint_of_others(self, photo: Image.Image, boxes: Sequence[Box], text: str) -> set[int]:
         """Indices of the colour regions in ``boxes`` that are another object's own colour: the biggest one
-        inside a detected object's box (a tenth of it or more) whose class ``text`` does not name. On the
-        motorcycle photo "the red storage box on the shelf" found four red regions; the first, the
-        motorcycle's red tank and side panel, was taken for the box (the box is inside the motorcycle's
-        box too, but smaller than its paint)."""
+        inside a detected object's box (a tenth of it or more) whose class ``text`` does not name. Asked for a
+        red crate on a shelf behind a red motorbike, four red regions came back; the first, the bike's
+        red tank and side panel, was taken for the crate (the crate lies inside the bike's box too, but
+        is smaller than its paint)."""
         if not self.has("detector") or not hasattr(self.backend("detector"), "detect_classes"):
             return set()
         words = re.findall(r"[a-z]+", text.lower())

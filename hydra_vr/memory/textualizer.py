@@ -20,6 +20,8 @@ TEMPLATES = {
     "caption": "caption: {text}",
     "simple_query": "simple_query({question!r}): {answer!r}",
     "depth": "compute_depth of the patch at {box}: {value:.2f} (larger = farther)",
+    "focus": "is_blurry of {region}: {verdict} (fine detail {share:.0%} of the photo's sharpest part, whose edge energy is {detail:.1f})",
+    "focus_none": "is_blurry of {region}: too little detail to measure",
     "llm_query": "llm_query({question!r}): {answer!r}",
     "best_text_match": "best_text_match({options}): {best!r}",
     "read_text": "read_text: {texts}",
@@ -75,6 +77,12 @@ def textualize_call(call: ToolCallRecord) -> str:
         return f"{line} (from the boxes: {r.evidence})" if isinstance(r, Answer) and r.source == "place" else line
     if call.tool == "compute_depth":
         return TEMPLATES["depth"].format(box=_boxes([a["box"]]), value=float(r))
+    if call.tool == "focus":
+        region = "the background" if a.get("background") else f"the patch at {_boxes([a['box']])}" if a.get("box") else "the whole photo"
+        if r is None:
+            return TEMPLATES["focus_none"].format(region=region)
+        return TEMPLATES["focus"].format(region=region, verdict="blurry" if r.blurry else "sharp", share=r.share,
+                                         detail=r.photo_detail or 0.0)
     if call.tool == "llm_query":
         return TEMPLATES["llm_query"].format(question=a["question"], answer=str(r)[:200])
     if call.tool == "best_text_match":
