@@ -99,6 +99,12 @@ class AgentConfig(_Strict):
         return dict((self.model_extra or {}).get(name or self.strategy_name) or {})
 
 
+class AnswersConfig(_Strict):
+    """The answer checks (``hydra_vr.agent.checks``): ``disable`` names checks to switch off for an ablation."""
+
+    disable: list[str] = Field(default_factory=list)
+
+
 class HydraConfig(_Strict):
     name: str = "default"
     cache_dir: str = "~/.cache/hydra-vr"
@@ -107,6 +113,7 @@ class HydraConfig(_Strict):
     embedding: EmbeddingConfig = EmbeddingConfig()
     sandbox: SandboxConfig = SandboxConfig()
     agent: AgentConfig = AgentConfig()
+    answers: AnswersConfig = AnswersConfig()
 
     @property
     def cache_path(self) -> Path:

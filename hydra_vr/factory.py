@@ -87,4 +87,5 @@ def build_agent(
     toolbox = toolbox or build_toolbox(cfg, llm=lambda: chat)
     runner = runner or Sandbox(toolbox, config=cfg.sandbox)
     controller = build_controller(cfg, controller_checkpoint)
-    return HydraAgent(cfg.agent, chat, toolbox, runner, controller=controller, example_set=example_set)
+    return HydraAgent(cfg.agent, chat, toolbox, runner, controller=controller, example_set=example_set,
+                      disabled_checks=tuple(cfg.answers.disable))

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from hydra_vr.agent import checks
+from hydra_vr.agent.checks import check_names
 from hydra_vr.agent.roles import Planner, PromptSet, Reasoner, Summarizer
 from hydra_vr.agent.step import ProgramRunner
 from hydra_vr.agent.strategy import Episode, build_strategy, check_sections
@@ -47,7 +49,12 @@ class HydraAgent:
         example_set: str | None = None,
         observer: StepObserver | None = None,
         strategy: Any = None,
+        disabled_checks: Sequence[str] = (),
     ) -> None:
+        unknown = sorted(set(disabled_checks) - set(check_names()))
+        if unknown:
+            raise ValueError(f"answers.disable names unknown checks {unknown}; the checks are {', '.join(check_names())}")
+        self.disabled_checks = tuple(disabled_checks)
         self.config = config
         self.llm = llm
         self.toolbox = toolbox
@@ -93,11 +100,13 @@ class HydraAgent:
         spec = expected_type(query, choices) if task == "vqa" else None
         result = EpisodeResult(query=query, task=task, image=str(image_path), mode=self.config.mode, answer=None, boxes=[], steps=[],
                                strategy=self.strategy.name, answer_type=spec.kind if spec else "box")
-        try:
-            self.strategy.run(self, Episode(str(image_path), query, task, spec, result))
-        except Exception as exc:  # an LLM endpoint down, a backend crash: report, don't lose the trace
-            log.exception("episode failed")
-            result.error = f"{type(exc).__name__}: {exc}"
+        with checks.collecting() as fired, checks.disabled(self.disabled_checks):
+            try:
+                self.strategy.run(self, Episode(str(image_path), query, task, spec, result))
+            except Exception as exc:  # an LLM endpoint down, a backend crash: report, don't lose the trace
+                log.exception("episode failed")
+                result.error = f"{type(exc).__name__}: {exc}"
+        result.checks = [f.to_dict() for f in fired]
         result.seconds = time.perf_counter() - t0
         # The facade's counters, plus what a strategy added (HierVA's peak prompt tokens per role).
         result.llm = {**result.llm, **usage_since(self.llm, before)}

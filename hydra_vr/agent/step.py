@@ -21,13 +21,12 @@ from typing import Any, Protocol
 
 from PIL import Image
 
+from hydra_vr.agent.checks import Evidence, check_answer, find_counts, run_checks
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asked_place, asks_anyone, asks_to_read,
-                                  composed_of, expected_type, is_failure_answer, miscount)
+from hydra_vr.answer_types import AnswerSpec, asks_anyone, asks_to_read, composed_of, is_failure_answer, miscount
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.names import expression_names
-from hydra_vr.api.tools import search_settles
 from hydra_vr.api.types import Box
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
 from hydra_vr.sandbox.results import ProgramResult
@@ -109,7 +108,8 @@ def run_step(
             gave_up = True  # the fallback program (no find) runs instead of more rewrites
             break
         program = runner.run(code, image_path)
-        missing = (_no_box(program) or _whole_image_on_nothing(program, size)) if needs_box and program.ok else None
+        missing = (_no_box(program) or _whole_image_on_nothing(program, size) or _made_up_box(program, code)) \
+            if needs_box and program.ok else None
         if missing:
             attempts.append(Attempt(code, False, "no_box", missing))
             error = missing
@@ -153,7 +153,7 @@ def run_step(
     if size is not None and _whole_image_on_nothing(program, size):
         boxes = []  # the whole image after every find came back empty grounds nothing: the episode goes on
     placed = placed_box(program, expression, boxes[0], image_path) if expression and len(boxes) == 1 else None
-    if placed is not None:  # the 1.5B takes people[-1] for "the far right" (find() lists by score), men[0] for "the man in the black coat"
+    if placed is not None:  # a small model takes people[-1] for "the far right" (find() lists by score), woman[0] for "the woman in the green scarf"
         boxes = [placed[0]]
         observation += f"\nNote: {placed[1]}"
     return StepOutcome(attempts, program, observation, guess, note, boxes)
@@ -190,81 +190,13 @@ def _answer_on_blind_find(program: Any, spec: AnswerSpec) -> tuple[str | None, s
     return str(call.args.get("name", "")).strip().lower(), str(call.meta.get("mapping") or "no detector class")
 
 
-def _miscount(program: Any, spec: AnswerSpec, answer: str | None = None) -> str | None:
-    """Why the program's count is of another thing than the question counts (see answer_types.miscount)."""
+def _miscount(program: Any, spec: AnswerSpec) -> str | None:
+    """Why the program's count is of another thing than the question counts (see answer_types.miscount): the
+    step rewrites such a program before its answer reaches the checks."""
     if spec.kind != "number" or not program.ok or not program.has_final_answer:
         return None
-    answer = answer if answer is not None else spec.coerce(program.final_answer)
-    return miscount(answer, spec.question, _find_counts(program)) if answer is not None else None
-
-
-def _against_search(program: Any, spec: AnswerSpec, answer: str) -> str | None:
-    """Why a yes/no to a negated presence question contradicts the program's finds (answer_types.against_search)."""
-    if spec.kind != "yesno":
-        return None
-    return against_search(answer, spec.question, _find_counts(program, settled=True))
-
-
-def _questions_giving(program: Any, spec: AnswerSpec, answer: str) -> list[str]:
-    """The questions of the program's simple_query calls whose reply, in the expected type, is ``answer``."""
-    return [str(c.args.get("question", "")) for c in program.calls
-            if c.tool == "simple_query" and spec.coerce(getattr(c.result, "text", c.result)) == answer]
-
-
-def _options_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
-    """Why a choice's answer is a reply to a question that did not name the choices, or None.
-
-    "Is she young or old?" asked as simple_query("How old is she?") came back "young" for Grace Hopper
-    at 79, and "Is the floor made of concrete or wood?" as "What material is the floor made of?" came back
-    "wood": asked open, the describe LLM answers from habit, not between the two the question names (asked
-    as given, it said "old" and "concrete"). Only when every reply that gives the answer came so."""
-    if spec.kind != "choice" or not spec.options:
-        return None
-    asked = _questions_giving(program, spec, answer)
-    if not asked or any(set(expected_type(q).options) >= set(spec.options) for q in asked):
-        return None
-    return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question does not name the choices "
-            f"({', '.join(spec.options)}); ask the question as given")
-
-
-def _knowledge_dropped(program: Any, spec: AnswerSpec, answer: str) -> str | None:
-    """Why an answer to a question about what is known of "this <thing>" is a reply to a question that
-    asked the pixels instead, or None.
-
-    "What is the light brown foam on top of this drink called?" asked as simple_query("What is the light
-    brown foam on top of this drink?") came back "consomme", the classifier's third label: without
-    "called" the describe backend answers from the findings, not from knowledge of the espresso they
-    name (asked as given, "crema"). Only when every reply that gives the answer came so."""
-    if asked_knowledge(spec.question) is None:
-        return None
-    asked = _questions_giving(program, spec, answer)
-    if not asked or any(asked_knowledge(q) is not None for q in asked):
-        return None
-    return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question asks what the photo shows, not what "
-            "is known of the thing (the question's own words say what it asks); ask the question as given")
-
-
-def _place_from_depth(program: Any, spec: AnswerSpec, answer: str) -> str | None:
-    """Why a place in the photo was decided by depth, or None.
-
-    compute_depth tells near from far, not where in the frame a thing lies: "Is the rocket in the middle
-    or at the edge of the photo?" came back "edge" because the rocket's depth (0.31) was more than half
-    the whole image's (0.00). Where it lies is its box (horizontal_center, vertical_center), or
-    simple_query asked as given, which the tools answer from boxes (api.where). A reply of a simple_query
-    is left alone, and so is a program that measured no depth."""
-    if asked_place(spec.question) is None or not any(c.tool == "compute_depth" for c in program.calls):
-        return None
-    if _questions_giving(program, spec, answer):
-        return None
-    return (f"{answer!r} was decided with compute_depth, which tells how far a thing is, not where it lies in the photo; "
-            "compare its box (horizontal_center, vertical_center) with the image's, or ask the question as given")
-
-
-def _find_counts(program: Any, *, settled: bool = False) -> list[tuple[str, int]]:
-    """(name, how many came back) of each find() the program made; ``settled``: only those that are
-    evidence about the scene (api.tools.search_settles)."""
-    return [(str(c.args.get("name", "")), len(c.result or [])) for c in program.calls
-            if c.tool == "find" and (not settled or search_settles(len(c.result or []), c.meta))]
+    answer = spec.coerce(program.final_answer)
+    return miscount(answer, spec.question, find_counts(program.calls)) if answer is not None else None
 
 
 def _no_box(program: Any) -> str | None:
@@ -274,6 +206,12 @@ def _no_box(program: Any) -> str | None:
     said = repr(program.final_answer)[:80] if program.has_final_answer else "nothing"
     return (f"final_answer must be the ImagePatch of the object the expression names (for example "
             f"final_answer = people[0]), not {said}")
+
+
+def _made_up_box(program: Any, code: str) -> str | None:
+    """Why a grounding program's box is no answer because it wrote the box itself (the ``literal_box`` check)."""
+    boxes = boxes_of(program.final_answer) if program.has_final_answer else []
+    return run_checks("box", str(boxes[0]), Evidence(program.calls, code)) if boxes else None
 
 
 def image_size(image_path: str) -> tuple[int, int]:
@@ -288,7 +226,7 @@ def covers_image(box: Sequence[float], size: tuple[int, int]) -> bool:
 
 def _whole_image_on_nothing(program: Any, size: tuple[int, int] | None) -> str | None:
     """Why a grounding program's box is no answer, or None: it is the whole image, returned because every
-    find() came back empty ("the big orange flower": find("flower") has no class, the program's else)."""
+    find() came back empty ("the small yellow kite": find("kite") has no class, the program's else)."""
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     finds = [c for c in program.calls if c.tool == "find"]
     if size is None or len(boxes) != 1 or not finds or any(c.result for c in finds) or not covers_image(boxes[0], size):
@@ -310,8 +248,8 @@ def _find_source(program: Any, box: Sequence[float]) -> str | None:
 def off_expression(program: Any, expression: str, runner: ProgramRunner, image_path: str) -> str | None:
     """Why a grounding program's patch is not the thing ``expression`` names, or None.
 
-    Told to return a patch, the 1.5B returned the person for "her hat", "the face of the man on the
-    right" and "the round patch on her chest" (3 of the 61 labelled expressions, each right before
+    Told to return a patch, a small model returned the person for "his scarf", "the face of the woman on
+    the left" and "the badge on his jacket" (3 of 61 benchmark expressions, each right before
     through the fallback). The expression's own names are looked for in the fallback's order
     (``expression_names``: the head noun first); when the first that finds anything is not the name the
     program's patch came from and none of what it finds overlaps that patch (IoU < 0.5), the patch is
@@ -340,7 +278,7 @@ def off_expression(program: Any, expression: str, runner: ProgramRunner, image_p
 
 def _nobody(program: Any, runner: ProgramRunner, image_path: str) -> str | None:
     """Why "Is anyone ...?" is answered no, or None: the detector finds no person in the photo. A program
-    that found the motorcycle answered "Is anyone riding the motorcycle?" yes; a person it found is the
+    that found the motorcycle answered "Is anyone riding the bicycle?" yes; a person it found is the
     evidence, else one find("person") looks."""
     if any(d.label == "person" for c in program.calls if c.tool == "find" for d in c.result or []):
         return None
@@ -357,7 +295,7 @@ def _same_box(a: Sequence[float], b: Sequence[float], tol: float = 1.5) -> bool:
 
 def placed_box(program: Any, expression: str, box: Sequence[float], image_path: str | None = None) -> tuple[list[float], str] | None:
     """(the box, why) when ``expression`` tells its thing among others of its kind by place ("the person on
-    the far right", "the top left coin") or by the colour of what a person wears ("the man in the black
+    the far right", "the bottom right tile") or by the colour of what a person wears ("the woman in the green
     coat": read in ``image_path``'s pixels), and ``box``, the program's answer, is another of the patches
     one find() on the whole image returned than the one so picked; None otherwise (nothing told, one
     candidate, the pixels do not tell, or the program's pick agrees). Only finds whose boxes are in the
@@ -405,9 +343,7 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
     value = composed_of(value, spec.question, replies) or value  # "two men wearing" + "suit" + "suit" -> suit
     typed = spec.coerce(value)
     if typed is not None:
-        refused = (unfounded_negative(typed, spec, program.calls) or _miscount(program, spec, typed)
-                   or _against_search(program, spec, typed) or _options_dropped(program, spec, typed)
-                   or _place_from_depth(program, spec, typed) or _knowledge_dropped(program, spec, typed))
+        refused = check_answer(spec, typed, program.calls)
         return (None, refused) if refused else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):
@@ -418,7 +354,7 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
 
 def patch_text(value: Any, calls: Sequence[Any]) -> str | None:
     """The text OCR read in a final_answer patch (or a one-patch list), when find() returned that patch as
-    written text; None otherwise. Programs for "What is the title at the top of the page?" return the
+    written text; None otherwise. Programs for "What is the heading at the top of the poster?" return the
     title's patch, and asked again the describe LLM answered "title" from the same OCR lines."""
     if isinstance(value, list):
         if len(value) != 1:
@@ -433,25 +369,6 @@ def patch_text(value: Any, calls: Sequence[Any]) -> str | None:
             if getattr(det, "text", None) and _same_box(value["box"], det.box.to_list()):
                 return str(det.text)
     return None
-
-
-def unfounded_negative(answer: str, spec: AnswerSpec, calls: Sequence[Any]) -> str | None:
-    """Why a "0", a "no" or a "yes" rests on nothing, or None.
-
-    An empty find() for a name the detector cannot look for (a closed-set detector with no class for
-    "coin") is what makes a program answer 0 or no, or yes to a negated question ("is there not a
-    rectangle?", seen from HierVA's workers on easy-VQA); that is not evidence about the photo. A
-    tool call after the last such find (simple_query, a find that can look) may be the evidence:
-    accepted.
-    """
-    if not ((spec.kind, answer) == ("number", "0") or spec.kind == "yesno"):
-        return None
-    blind_at = [i for i, c in enumerate(calls) if c.tool == "find" and not c.result and c.meta.get("unsearchable")]
-    if not blind_at or blind_at[-1] < len(calls) - 1:
-        return None  # no blind find, or another tool looked after the last one: the answer may rest on that
-    blind = calls[blind_at[-1]]
-    return (f"{answer!r} rests on find({blind.args.get('name')!r}), which cannot look for that name "
-            f"({blind.meta.get('mapping', 'no detector class')}); ask simple_query on the image or a crop instead")
 
 
 def boxes_of(value: Any) -> list[list[float]]:
@@ -508,4 +425,4 @@ class EpisodeState:
 
 
 __all__ = ["CodeWriter", "EpisodeState", "ProgramRunner", "StepOutcome", "boxes_of", "placed_box", "repeated_step", "result_dict", "run_step",
-           "typed_guess", "unfounded_negative"]
+           "typed_guess"]

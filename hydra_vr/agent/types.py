@@ -99,6 +99,7 @@ class EpisodeResult:
     strategy: str = "hydra"
     answer_type: str = ""  # yesno | choice | number | color | open (VQA), box (grounding)
     answer_source: str = ""  # which role gave the answer: summarizer, program, final_answer, typed guess, fallback
+    checks: list[dict[str, str]] = field(default_factory=list)  # the answer checks that refused an answer, in order
 
     @property
     def ok(self) -> bool:

@@ -23,6 +23,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("type_misfit", "type misfit %"), ("mean_steps", "mean steps"), ("llm_calls", "LLM calls/sample"),
     ("prompt_tokens", "prompt tok/sample"), ("generated_tokens", "gen tok/sample"),
     ("peak_prompt", "peak prompt tok"), ("median_seconds", "median s/sample"), ("errors", "errors"),
+    ("checks", "checks fired (score)"),
 )
 
 
@@ -66,8 +67,14 @@ def comparison_row(loaded: RunReport, name: str | None = None) -> dict[str, Any]
         "mean_steps": cost["mean_steps"], "llm_calls": cost["calls_per_sample"],
         "prompt_tokens": cost["prompt_tokens_per_sample"], "generated_tokens": cost["completion_tokens_per_sample"],
         "peak_prompt": _peaks(cost.get("peak_prompt_tokens")), "median_seconds": cost["median_seconds"],
-        "errors": report["errors"],
+        "errors": report["errors"], "checks": _fired(report.get("checks")),
     }
+
+
+def _fired(checks: dict[str, dict[str, Any]] | None) -> str | None:
+    """``miscount 3 (33.3), unfounded_negative 1 (0.0)``: how often each answer check refused an answer, and the
+    mean score of those rows."""
+    return ", ".join(f"{name} {c['fired']} ({c['score']})" for name, c in checks.items()) if checks else None
 
 
 def _peaks(peaks: dict[str, int] | None) -> str | None:
@@ -97,7 +104,7 @@ def compare_runs(run_dirs: Sequence[Path], *, common: bool = False) -> list[dict
 
 def shown_columns(rows: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
     """The columns worth showing: strategy and task columns only when some run has a value."""
-    optional = {"strategy", "vqa_metric", "accuracy", "acc@0.5", "miou", "type_misfit", "peak_prompt"}
+    optional = {"strategy", "vqa_metric", "accuracy", "acc@0.5", "miou", "type_misfit", "peak_prompt", "checks"}
     return [(k, t) for k, t in COLUMNS if k not in optional or any(r.get(k) is not None for r in rows)]
 
 

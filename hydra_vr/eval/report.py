@@ -170,6 +170,16 @@ def _vqa(records: Sequence[Record], metrics: dict[str, dict[str, Any]]) -> dict[
             "metric": metric, "score": metrics.get(metric, {}).get("score") if metric else None}
 
 
+def _checks(records: Sequence[Record]) -> dict[str, dict[str, Any]]:
+    """Per answer check (``agent.checks``): in how many rows it refused an answer, and the mean score of those
+    rows (what the answers it touched ended as)."""
+    fired: dict[str, list[float]] = {}
+    for r in records:
+        for name in r.get("checks") or ():  # a row's own main score, as in the category breakdown
+            fired.setdefault(str(name), []).append(float(r.get("score") or 0.0))
+    return {name: {"fired": len(scores), "score": _pct(_mean(scores))} for name, scores in sorted(fired.items())}
+
+
 def _category(record: Record) -> str | None:
     category = (record.get("meta") or {}).get("category")
     return None if category in (None, "") else str(category)
@@ -208,6 +218,7 @@ def build_report(records: Sequence[Record], run: dict[str, Any] | None = None) -
         "metrics": metrics,
         "grounding": grounding,
         "answer_fit": _answer_fit(vqa_records),
+        "checks": _checks(records),
         "breakdowns": breakdowns,
         "cost": _cost(records),
     }
@@ -278,6 +289,9 @@ def render_markdown(report: dict[str, Any]) -> str:
         label = "score" if name == "category" else report["main_metric"] or "score"
         header = ("type", "n", label) + (("normalized_match",) if has_norm else ())
         lines += markdown_table(header, [[k, g["n"], g["score"], *([g.get("normalized")] if has_norm else [])] for k, g in groups.items()])
+    if report.get("checks"):
+        lines += ["## Answer checks (rows where each refused an answer; score of those rows)", ""]
+        lines += markdown_table(("check", "fired", "score"), [[k, c["fired"], c["score"]] for k, c in report["checks"].items()])
     cost = report["cost"]
     lines += ["## Cost (per sample unless said)", ""]
     lines += markdown_table(("mean steps", "median s", "mean s", "total s", "LLM calls", "prompt tokens", "generated tokens"),

@@ -168,6 +168,7 @@ def evaluate_sample(agent: Any, sample: Sample, dataset: str, trace_dir: Path | 
         "llm": {k: (result.llm or {}).get(k, 0) for k in _LLM_KEPT}
         | ({"peak_prompt_tokens": result.llm["peak_prompt_tokens"]} if (result.llm or {}).get("peak_prompt_tokens") else {}),
         "error": result.error, "crashed": False, "trace": trace,
+        "checks": sorted({f["check"] for f in result.checks}),
     }
 
 

@@ -11,8 +11,9 @@ import re
 import time
 from typing import TYPE_CHECKING, ClassVar
 
+from hydra_vr.agent.checks import check_answer
 from hydra_vr.agent.roles import Planner, Summarizer, fallback_program
-from hydra_vr.agent.step import covers_image, image_size, result_dict, run_step, unfounded_negative
+from hydra_vr.agent.step import covers_image, image_size, result_dict, run_step
 from hydra_vr.agent.strategies.common import fallback_box, typed_fallback
 from hydra_vr.agent.strategy import Episode, StrategyOptions
 from hydra_vr.agent.types import Option, StepTrace
@@ -56,7 +57,7 @@ class HydraStrategy:
             # The planner may answer from memory; trusted only when it proposes no further step
             # (with options beside it, the summarizer, which just said "continue", is the judge).
             direct = spec.coerce(direct) if direct and spec is not None else None
-            if direct and unfounded_negative(direct, spec, calls):
+            if direct and check_answer(spec, direct, calls):
                 direct = None
             if direct and not options and memory.entries and task == "vqa":
                 result.answer, result.answer_source = direct, "planner"
@@ -87,7 +88,7 @@ class HydraStrategy:
             else:
                 d = summarizer.decide(query, memory.render(), spec)
                 decision, answer = d.kind, d.answer
-                blind = unfounded_negative(answer, spec, calls) if answer and spec is not None else None
+                blind = check_answer(spec, answer, calls) if answer and spec is not None else None
                 if blind:
                     decision, answer = "continue", None
                 for note in (d.note, blind):
@@ -140,7 +141,7 @@ def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: Sta
     assert episode.spec is not None
     if ctx.max_steps > 1:
         answer = summarizer.final_answer(episode.query, memory.render(), memory.guesses(), episode.spec)
-        if answer is not None and not unfounded_negative(answer, episode.spec, calls or []):
+        if answer is not None and not check_answer(episode.spec, answer, calls or []):
             episode.result.answer, episode.result.answer_source = answer, "final_answer"
             return
     typed_fallback(ctx, episode, memory.guesses(), role="hydra")
@@ -188,7 +189,7 @@ def drop_repeats(options: list[Option], history: list[str]) -> list[Option]:
 def last_patch_boxes(memory: StateMemoryBank, size: tuple[int, int] | None = None, expression: str = "") -> list[list[float]]:
     """The last patch the steps' programs held; with the image ``size``, never the whole image (every
     program holds ``image_patch``: it grounds nothing, the fallback's names get their turn instead).
-    Of a list of patches, the one ``expression`` places ("the top left coin"), else the first."""
+    Of a list of patches, the one ``expression`` places ("the bottom left card"), else the first."""
     where = placement(expression)
 
     def grounds(box: list[float]) -> bool:

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from hydra_vr.agent.roles import fallback_program
-from hydra_vr.agent.step import boxes_of, result_dict, run_step, unfounded_negative
+from hydra_vr.agent.checks import check_answer
+from hydra_vr.agent.step import boxes_of, result_dict, run_step
 from hydra_vr.agent.strategies.common import typed_fallback
 from hydra_vr.agent.strategies.hammr.acts import Act, ActError, check_act, parse_reply
 from hydra_vr.agent.strategies.hammr.agents import (
@@ -242,7 +243,7 @@ class HammrRun:
         if var is not None:
             value = self._value(ast.Name(id=value, ctx=ast.Load()))
         typed = answer_spec.coerce(value)
-        reason = unfounded_negative(typed, answer_spec, self.calls) if typed is not None else \
+        reason = check_answer(answer_spec, typed, self.calls) if typed is not None else \
             answer_spec.check(value) or f"{value!r} does not answer the question"
         if typed is None or reason:
             return None, f"Refused: {reason} Keep going: use a tool, or Finish with {answer_spec.describe()}"

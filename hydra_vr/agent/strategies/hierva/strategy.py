@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import Field
 
 from hydra_vr.agent.peak_tokens import PeakTokenRecorder
-from hydra_vr.agent.step import StepOutcome, result_dict, unfounded_negative
+from hydra_vr.agent.checks import check_answer
+from hydra_vr.agent.step import StepOutcome, result_dict
 from hydra_vr.agent.strategies.common import fallback_box, typed_fallback
 from hydra_vr.agent.strategies.hierva.manager import Manager
 from hydra_vr.agent.strategies.hierva.skills import skill_names, skill_text
@@ -205,7 +206,7 @@ class _Run:
         spec = episode.spec
         assert spec is not None
         reply = self.manager.final_answer(spec)
-        blind = unfounded_negative(reply.answer, spec, self.calls) if reply.answer is not None else None
+        blind = check_answer(spec, reply.answer, self.calls) if reply.answer is not None else None
         if blind:
             reply.reasons.append(blind)
             reply.answer = None

@@ -1,0 +1,227 @@
+"""Answer checks, declared once and run by one runner for every strategy and answering role.
+
+A check is a named object: which answers it looks at (``kinds``: the expected answer types), and a test
+over the evidence (the tool calls behind the answer, and the program's code when there is one) that
+returns why the answer is refused, or None. :func:`run_checks` runs them in order and the first refusal
+wins. Every refusal is a :class:`Firing`; :func:`collecting` gathers an episode's firings into its trace,
+so reports can say how often each check fired and how accurate the answers it touched were, and
+:func:`disabled` switches checks off by name (``--set answers.disable=[name, ...]``) for an ablation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from hydra_vr.answer_types import AnswerSpec, against_search, asked_knowledge, asked_place, expected_type, miscount
+from hydra_vr.api.tools import search_settles
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What an answer rests on: the tool calls behind it (in order) and the program's code, if any."""
+
+    calls: Sequence[Any] = ()
+    code: str = ""
+
+
+@dataclass(frozen=True)
+class Check:
+    """A named rule over an answer: ``test(evidence, spec, answer)`` says why it is refused, or None."""
+
+    name: str
+    doc: str
+    kinds: frozenset[str]  # the answer types it looks at ("box" for a grounding answer)
+    test: Callable[[Evidence, AnswerSpec | None, str], str | None]
+
+    def applies(self, kind: str) -> bool:
+        return kind in self.kinds
+
+
+@dataclass(frozen=True)
+class Firing:
+    """One refusal: which check, the answer it refused and why."""
+
+    check: str
+    answer: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+# ------------------------------------------------------------------------------------------ the checks
+def find_counts(calls: Sequence[Any], *, settled: bool = False) -> list[tuple[str, int]]:
+    """(name, how many came back) of each find(); ``settled``: only those that are evidence about the scene
+    (api.tools.search_settles)."""
+    return [(str(c.args.get("name", "")), len(c.result or [])) for c in calls
+            if c.tool == "find" and (not settled or search_settles(len(c.result or []), c.meta))]
+
+
+def questions_giving(calls: Sequence[Any], spec: AnswerSpec, answer: str) -> list[str]:
+    """The questions of the simple_query calls whose reply, in the expected type, is ``answer``."""
+    return [str(c.args.get("question", "")) for c in calls
+            if c.tool == "simple_query" and spec.coerce(getattr(c.result, "text", c.result)) == answer]
+
+
+def unfounded_negative(answer: str, spec: AnswerSpec, calls: Sequence[Any]) -> str | None:
+    """Why a "0", a "no" or a "yes" rests on nothing, or None.
+
+    An empty find() for a name no tool can look for (a closed-set detector with no class for the name)
+    is what makes a program answer 0 or no, or yes to a negated question; that is no evidence about the
+    photo. A tool call after the last such find (simple_query, a find that can look) may be the
+    evidence: accepted.
+    """
+    if not ((spec.kind, answer) == ("number", "0") or spec.kind == "yesno"):
+        return None
+    blind_at = [i for i, c in enumerate(calls) if c.tool == "find" and not c.result and c.meta.get("unsearchable")]
+    if not blind_at or blind_at[-1] < len(calls) - 1:
+        return None  # no blind find, or another tool looked after the last one: the answer may rest on that
+    blind = calls[blind_at[-1]]
+    return (f"{answer!r} rests on find({blind.args.get('name')!r}), which cannot look for that name "
+            f"({blind.meta.get('mapping', 'no detector class')}); ask simple_query on the image or a crop instead")
+
+
+def _miscount(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+    assert spec is not None
+    return miscount(answer, spec.question, find_counts(ev.calls))
+
+
+def _against_search(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+    assert spec is not None
+    return against_search(answer, spec.question, find_counts(ev.calls, settled=True))
+
+
+def _options_dropped(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+    """Asked open ("How old is she?" for "young or old?"), the describe LLM answers from habit, not between
+    the two the question names. Only when every reply that gives the answer came so."""
+    assert spec is not None
+    if not spec.options:
+        return None
+    asked = questions_giving(ev.calls, spec, answer)
+    if not asked or any(set(expected_type(q).options) >= set(spec.options) for q in asked):
+        return None
+    return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question does not name the choices "
+            f"({', '.join(spec.options)}); ask the question as given")
+
+
+def _knowledge_dropped(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+    """Without its knowledge word ("called") a question about "this <thing>" is answered from the findings,
+    not from what is known of the thing they name. Only when every reply that gives the answer came so."""
+    assert spec is not None
+    if asked_knowledge(spec.question) is None:
+        return None
+    asked = questions_giving(ev.calls, spec, answer)
+    if not asked or any(asked_knowledge(q) is not None for q in asked):
+        return None
+    return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question asks what the photo shows, not what "
+            "is known of the thing (the question's own words say what it asks); ask the question as given")
+
+
+def _place_from_depth(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+    """compute_depth tells near from far, not where in the frame a thing lies. A reply of a simple_query is
+    left alone, and so is a program that measured no depth."""
+    assert spec is not None
+    if asked_place(spec.question) is None or not any(c.tool == "compute_depth" for c in ev.calls):
+        return None
+    if questions_giving(ev.calls, spec, answer):
+        return None
+    return (f"{answer!r} was decided with compute_depth, which tells how far a thing is, not where it lies in the photo; "
+            "compare its box (horizontal_center, vertical_center) with the image's, or ask the question as given")
+
+
+# ImagePatch(image, 100, 100, 200, 200) or .crop(10, 20, 300, 400): a box of numbers the program wrote itself
+_LITERAL_BOX = re.compile(r"(?:ImagePatch\(\s*\w+\s*|\.crop\(\s*)(?:,\s*)?(?:[xy][12]\s*=\s*)?-?\d+(?:\.\d+)?\s*,\s*"
+                          r"(?:[xy][12]\s*=\s*)?-?\d+(?:\.\d+)?\s*,\s*(?:[xy][12]\s*=\s*)?-?\d+(?:\.\d+)?\s*,\s*"
+                          r"(?:[xy][12]\s*=\s*)?-?\d+(?:\.\d+)?\s*\)")
+
+
+def _literal_box(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+    """A box the program built from numbers it wrote (``ImagePatch(image, 100, 100, 200, 200)``) grounds
+    nothing a tool saw, unless a find() returned that very box."""
+    if not _LITERAL_BOX.search(ev.code):
+        return None
+    box = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", answer)[:4]]
+    found = [d.box.to_list() for c in ev.calls if c.tool == "find" for d in (c.result or [])]
+    if len(box) == 4 and any(all(abs(a - b) <= 1.5 for a, b in zip(box, f)) for f in found):
+        return None
+    return ("final_answer is a patch built from numbers the program wrote, not a box a tool returned: find() the "
+            "thing the expression names (or a colour region of it) and return one of those patches")
+
+
+ANSWER_CHECKS: tuple[Check, ...] = (
+    Check("unfounded_negative", "a 0, no or yes that rests only on a find() no tool could do",
+          frozenset({"number", "yesno"}), lambda ev, spec, answer: unfounded_negative(answer, spec, ev.calls)),  # type: ignore[arg-type]
+    Check("miscount", "a count of another thing than the one the question counts", frozenset({"number"}), _miscount),
+    Check("against_search", "a yes/no to a negated presence question that contradicts the finds", frozenset({"yesno"}),
+          _against_search),
+    Check("options_dropped", "a choice answered by a simple_query that did not name the choices", frozenset({"choice"}),
+          _options_dropped),
+    Check("place_from_depth", "where a thing lies in the photo decided by depth", frozenset({"choice", "open"}),
+          _place_from_depth),
+    Check("knowledge_dropped", "a knowledge question answered by a simple_query without its knowledge word",
+          frozenset({"yesno", "choice", "number", "color", "open"}), _knowledge_dropped),
+    Check("literal_box", "a grounding box built from numbers no tool returned", frozenset({"box"}), _literal_box),
+)
+
+
+def check_names() -> tuple[str, ...]:
+    return tuple(c.name for c in ANSWER_CHECKS)
+
+
+# ------------------------------------------------------------------------------------------ the runner
+_DISABLED: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("hydra_vr_disabled_checks", default=frozenset())
+_FIRED: contextvars.ContextVar[list[Firing] | None] = contextvars.ContextVar("hydra_vr_fired_checks", default=None)
+
+
+@contextlib.contextmanager
+def disabled(names: Sequence[str]) -> Iterator[None]:
+    """Switch the named checks off in this context (an ablation); unknown names are an error."""
+    unknown = sorted(set(names) - set(check_names()))
+    if unknown:
+        raise ValueError(f"unknown answer checks {unknown}; the checks are {', '.join(check_names())}")
+    token = _DISABLED.set(frozenset(names))
+    try:
+        yield
+    finally:
+        _DISABLED.reset(token)
+
+
+@contextlib.contextmanager
+def collecting() -> Iterator[list[Firing]]:
+    """Gather every firing in this context (an episode) into the yielded list."""
+    fired: list[Firing] = []
+    token = _FIRED.set(fired)
+    try:
+        yield fired
+    finally:
+        _FIRED.reset(token)
+
+
+def run_checks(kind: str, answer: str, evidence: Evidence, spec: AnswerSpec | None = None) -> str | None:
+    """Why ``answer`` (of answer type ``kind``: a VQA kind, or "box") is refused by the first check that
+    refuses it, or None. Each refusal is recorded in the :func:`collecting` context, if any."""
+    off = _DISABLED.get()
+    for check in ANSWER_CHECKS:
+        if check.name in off or not check.applies(kind):
+            continue
+        reason = check.test(evidence, spec, answer)
+        if reason:
+            fired = _FIRED.get()
+            if fired is not None:
+                fired.append(Firing(check.name, answer, reason))
+            return reason
+    return None
+
+
+def check_answer(spec: AnswerSpec, answer: str, calls: Sequence[Any], code: str = "") -> str | None:
+    """:func:`run_checks` for a VQA answer of ``spec``'s type resting on ``calls``."""
+    return run_checks(spec.kind, answer, Evidence(calls, code), spec)
+
+
+__all__ = ["ANSWER_CHECKS", "Check", "Evidence", "Firing", "check_answer", "check_names", "collecting", "disabled",
+           "find_counts", "questions_giving", "run_checks", "unfounded_negative"]

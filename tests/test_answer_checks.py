@@ -1,0 +1,96 @@
+"""The answer checks: declared objects, one runner, firings collected per episode, switched off by name.
+
+Loop logic with recorded tool calls of its own (no model): the checks read calls, not pixels.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hydra_vr.agent import checks
+from hydra_vr.answer_types import expected_type
+from hydra_vr.api.types import Answer, Box, Detection, ToolCallRecord
+from hydra_vr.config import load_config
+from hydra_vr.eval.report import build_report, render_markdown
+
+
+def _find(name: str, boxes: list[list[float]], unsearchable: bool = False) -> ToolCallRecord:
+    dets = [Detection(Box(*b), name, 0.9, "test") for b in boxes]
+    return ToolCallRecord("find", {"name": name}, dets, 1.0, {"unsearchable": True} if unsearchable else {})
+
+
+def _query(question: str, reply: str) -> ToolCallRecord:
+    return ToolCallRecord("simple_query", {"question": question}, Answer(reply, "describe"), 1.0)
+
+
+def test_every_check_is_declared_once_with_a_name_and_the_kinds_it_reads() -> None:
+    names = checks.check_names()
+    assert len(names) == len(set(names)) and "literal_box" in names and "unfounded_negative" in names
+    assert all(c.kinds and c.doc for c in checks.ANSWER_CHECKS)
+
+
+def test_the_first_refusal_wins_and_is_recorded_in_the_episode() -> None:
+    spec = expected_type("How many kites are flying?")
+    blind = [_find("kite", [], unsearchable=True)]
+    with checks.collecting() as fired:
+        reason = checks.check_answer(spec, "0", blind)
+        assert checks.check_answer(spec, "3", [_find("kite", [[0, 0, 5, 5]] * 3)]) is None
+    assert reason is not None and "cannot look for that name" in reason
+    assert [(f.check, f.answer) for f in fired] == [("unfounded_negative", "0")]
+
+
+def test_a_check_applies_only_to_the_answer_kinds_it_declares() -> None:
+    # a choice answered by an open simple_query: options_dropped refuses it; the same reply to an open question passes
+    calls = [_query("How big is the dog?", "small")]
+    assert checks.check_answer(expected_type("Is the dog big or small?"), "small", calls) is not None
+    assert checks.check_answer(expected_type("What size is the dog?"), "small", calls) is None
+
+
+def test_disabled_checks_do_not_run_and_unknown_names_are_an_error() -> None:
+    spec = expected_type("Is the dog big or small?")
+    calls = [_query("How big is the dog?", "small")]
+    with checks.collecting() as fired, checks.disabled(["options_dropped"]):
+        assert checks.check_answer(spec, "small", calls) is None
+    assert fired == []
+    with pytest.raises(ValueError, match="unknown answer checks"), checks.disabled(["no_such_check"]):
+        pass
+
+
+@pytest.mark.parametrize(("code", "refused"), [
+    ("final_answer = ImagePatch(image, 100, 100, 200, 200)", True),
+    ("p = ImagePatch(image)\nfinal_answer = p.crop(10, 20, 300, 400)", True),
+    ("final_answer = ImagePatch(image, x1=5, y1=5, x2=50, y2=60)", True),
+    ("final_answer = ImagePatch(image).find('kettle')[0]", False),
+])
+def test_a_box_of_numbers_the_program_wrote_is_no_grounding(code: str, refused: bool) -> None:
+    evidence = checks.Evidence([_find("kettle", [[1, 2, 30, 40]])], code)
+    assert (checks.run_checks("box", "[100.0, 100.0, 200.0, 200.0]", evidence) is not None) is refused
+
+
+def test_a_literal_box_that_a_find_returned_is_kept() -> None:
+    evidence = checks.Evidence([_find("kettle", [[100, 100, 200, 200]])], "final_answer = ImagePatch(image, 100, 100, 200, 200)")
+    assert checks.run_checks("box", "[100.0, 100.0, 200.0, 200.0]", evidence) is None
+
+
+def test_config_names_the_checks_to_switch_off() -> None:
+    cfg = load_config("default", ["answers.disable=[miscount, literal_box]"])
+    assert cfg.answers.disable == ["miscount", "literal_box"]
+    from hydra_vr.agent.loop import HydraAgent
+
+    with pytest.raises(ValueError, match="unknown checks"):
+        HydraAgent(cfg.agent, None, None, None, disabled_checks=["nonsense"])  # type: ignore[arg-type]
+
+
+def test_the_report_counts_firings_per_check_with_the_score_of_those_rows() -> None:
+    rows = [
+        {"id": "a", "dataset": "user", "task": "vqa", "query": "How many?", "prediction": "2", "score": 1.0,
+         "metric": "vqa_acc", "scores": {"vqa_acc": 1.0}, "checks": ["miscount"], "steps": 1, "seconds": 1.0},
+        {"id": "b", "dataset": "user", "task": "vqa", "query": "How many?", "prediction": "0", "score": 0.0,
+         "metric": "vqa_acc", "scores": {"vqa_acc": 0.0}, "checks": ["miscount", "unfounded_negative"], "steps": 1,
+         "seconds": 1.0},
+        {"id": "c", "dataset": "user", "task": "vqa", "query": "How many?", "prediction": "1", "score": 1.0,
+         "metric": "vqa_acc", "scores": {"vqa_acc": 1.0}, "steps": 1, "seconds": 1.0},
+    ]
+    report = build_report(rows)
+    assert report["checks"] == {"miscount": {"fired": 2, "score": 50.0}, "unfounded_negative": {"fired": 1, "score": 0.0}}
+    assert "| miscount | 2 | 50.00 |" in render_markdown(report)
