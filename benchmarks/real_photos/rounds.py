@@ -10,7 +10,7 @@ or take one round; ``--minutes`` stops starting new evals after that long. A run
 is resumed by the same command. At the end it prints ``hydra-vr compare --common`` over the runs.
 
 For the labelled real photos the questions are reordered so that any prefix mixes the categories
-(one of each category in turn, grounding included), ``--split dev|test`` keeps one half of the
+(shuffled with ``--seed``, then one of each category in turn, grounding included), ``--split dev|test`` keeps one half of the
 labelled set (each question's ``split`` field), and ``--ids FILE`` a subset of ids.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import shlex
 import subprocess
 import sys
@@ -41,7 +42,7 @@ def _resolved(row: dict) -> dict:
     return row
 
 
-def interleaved(questions: Path, ids: str, dest: Path, split: str = "all") -> int:
+def interleaved(questions: Path, ids: str, dest: Path, split: str = "all", seed: int = 0) -> int:
     """Write the chosen questions (of ``split``: dev, test or all) to ``dest``, categories taking turns;
     returns how many."""
     rows = [json.loads(line) for line in questions.read_text().splitlines() if line.strip()]
@@ -54,6 +55,7 @@ def interleaved(questions: Path, ids: str, dest: Path, split: str = "all") -> in
         if missing:
             sys.exit(f"{ids}: ids not in {questions}: {', '.join(missing)}")
         rows = [by_id[i] for i in keep]
+    random.Random(seed).shuffle(rows)  # any prefix mixes the photos as well as the categories
     groups: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         groups["grounding" if "box" in row else row.get("category", "other")].append(row)
@@ -72,6 +74,7 @@ def main() -> None:
     parser.add_argument("--ids", default="all", help="a file of ids, or 'all' (every question of --split)")
     parser.add_argument("--split", choices=("dev", "test", "all"), default="all",
                         help="dev (tune on it), test (report only: never read its per-question outputs while designing a rule), or all")
+    parser.add_argument("--seed", type=int, default=0, help="the order the questions are shuffled into before categories take turns")
     parser.add_argument("--samples", type=int, default=None, help="at most this many samples per run")
     parser.add_argument("--round", type=int, default=8, help="samples added to every run per round")
     parser.add_argument("--minutes", type=float, default=None, help="start no eval after this many minutes")
@@ -85,7 +88,7 @@ def main() -> None:
     total = args.samples
     if args.dataset == "user":
         qfile = args.out / "questions.jsonl"
-        n = interleaved(args.questions, args.ids, qfile, args.split)
+        n = interleaved(args.questions, args.ids, qfile, args.split, args.seed)
         total = min(total or n, n)
         data += ["--data-root", str(qfile)]
     if total is None:
