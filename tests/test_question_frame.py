@@ -31,11 +31,12 @@ def test_choice_frame_keeps_the_options_and_the_subject() -> None:
 def test_count_frame_singular_with_its_colour() -> None:
     frame = parse("How many yellow taxis are waiting at the rank?")
     assert frame.kind == "number" and frame.count == ("taxi",) and frame.count_colours == ("yellow",)
+    assert frame.subject == "taxi"  # what is counted, not the rank it waits at
 
 
 def test_negated_presence() -> None:
     frame = parse("Is there no cat under the table?")
-    assert frame.kind == "yesno" and frame.negated
+    assert frame.kind == "yesno" and frame.negated and frame.subject == "cat"
     assert frame.presence is not None and frame.presence.thing == "cat" and frame.presence.negated
     assert "under" in frame.relations
 

@@ -167,16 +167,20 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         things = [w for w in phrase if w not in at.COLOR_WORDS]
         count = tuple(wn.singular(w) for w in things) or None
     category = asked_category(text) if spec.kind == "open" else None
+    presence, place, knowledge = at.asked_presence(text), at.asked_place(text), at.asked_knowledge(text)
+    # what the question is about: what it looks for, counts or places before any other noun phrase
+    subject = (presence.thing if presence else " ".join(count) if count else place.thing if place
+               else knowledge.head if knowledge else _subject(text))
     return QuestionFrame(
         text=text,
         answer=spec,
         category=category,
-        subject=_subject(text),
+        subject=subject,
         count=count,
         count_colours=count_colours or (),
-        presence=at.asked_presence(text),
-        place=at.asked_place(text),
-        knowledge=at.asked_knowledge(text),
+        presence=presence,
+        place=place,
+        knowledge=knowledge,
         reading=at.asks_to_read(text),
         negated=bool(_NEGATION.search(low)),
         relations=tuple(dict.fromkeys(m.group(1) for m in _RELATIONS.finditer(low))),
