@@ -40,12 +40,6 @@ _TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|let
 _PEOPLE_QUESTION = re.compile(r"\b(face|faces|person|people|man|woman|boy|girl|child|who)\b", re.I)
 
 
-@functools.cache
-def _imagenet_index() -> dict[str, int]:
-    """ImageNet class name (first synonym, lower case) -> class index: how the classifier's labels are read."""
-    return {synonyms[0].lower(): i for i, synonyms in enumerate(imagenet.imagenet_synonyms())}
-
-
 def _relevant_classes(question: str, mapper: CocoNameMapper) -> set[str]:
     """Detector classes the question names ("the man's shirt" -> person), by the detector's own mapping."""
     words = re.findall(r"[a-z]+", question.lower())
@@ -280,7 +274,7 @@ class DescribeVQA:
         tb = self.ctx.toolbox
         if category is None or tb is None or not tb.has("classifier"):
             return None
-        index = _imagenet_index()
+        index = imagenet.class_index()
         labels = tb.backend("classifier").classify([image], top_k=self.category_top_k)[0]
         pairs = [(index[ls.label.lower()], ls.score) for ls in labels if ls.label.lower() in index]
         named = imagenet.category_names(pairs, category)

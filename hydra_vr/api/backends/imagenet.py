@@ -150,7 +150,14 @@ def imagenet_classes(name: str) -> tuple[str, ...]:
     return ()
 
 
+@functools.cache
+def class_index() -> dict[str, int]:
+    """ImageNet class name (first synonym, lower case; the classifier's label) -> class index (of two classes
+    with one name, "crane" the bird and the machine, the later)."""
+    return {synonyms[0].lower(): i for i, synonyms in enumerate(imagenet_synonyms())}
+
+
 def class_indices(classes: Sequence[str]) -> list[int]:
-    """Indices of ImageNet classes named by their lower-cased first synonym."""
+    """Indices of ImageNet classes named by their lower-cased first synonym (two classes share "crane")."""
     wanted = {c.lower() for c in classes}
     return [i for i, synonyms in enumerate(imagenet_synonyms()) if synonyms[0].lower() in wanted]
