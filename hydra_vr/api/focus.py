@@ -59,16 +59,11 @@ def photo_detail(image: Image.Image, grid: int = GRID) -> float:
     """The fine detail of the photo's sharpest part, in its weakest direction: for each of four directions,
     the 90th percentile over tiles of each tile's 90th percentile |second derivative| (at ``SIDE`` pixels);
     the smallest of the four."""
-    scale = SIDE / max(image.size)
-    gray = np.asarray(image.convert("L").resize((max(grid, round(image.width * scale)), max(grid, round(image.height * scale))),
-                                                Image.BILINEAR), dtype=np.float32)
-    h, w = gray.shape
+    gray = _gray_at_side(image, grid)
     tops = []
     for kernel in _DIRECTIONS:
         response = np.abs(cv2.filter2D(gray, -1, kernel))
-        tiles = [np.percentile(response[i * h // grid:(i + 1) * h // grid, j * w // grid:(j + 1) * w // grid], 90)
-                 for i in range(grid) for j in range(grid)]
-        tops.append(float(np.percentile(tiles, 90)))
+        tops.append(float(np.percentile([np.percentile(response[tile], 90) for _, tile in _tiles(gray.shape, grid)], 90)))
     return min(tops)
 
 
@@ -104,21 +99,30 @@ def detail_tiles(image: Image.Image, grid: int = GRID) -> tuple[np.ndarray, np.n
     """(edge energy, coarse contrast) per tile (``grid`` x ``grid``) of ``image`` scaled to ``SIDE`` pixels
     on its longer side. Coarse contrast is the spread of the tile smoothed far past any blur: a plain
     wall or sky has none, and so no detail to lose; it tells neither sharp nor blurry."""
+    gray = _gray_at_side(image, grid)
+    lap = np.abs(cv2.Laplacian(gray, cv2.CV_32F, ksize=3))
+    coarse = cv2.GaussianBlur(gray, (0, 0), 4)
+    detail = np.zeros((grid, grid), dtype=np.float32)
+    contrast = np.zeros((grid, grid), dtype=np.float32)
+    for (i, j), tile in _tiles(gray.shape, grid):
+        detail[i, j] = np.percentile(lap[tile], 90)
+        contrast[i, j] = coarse[tile].std()
+    return detail, contrast
+
+
+def _gray_at_side(image: Image.Image, grid: int) -> np.ndarray:
+    """``image`` in grey levels, scaled to ``SIDE`` pixels on its longer side (at least ``grid`` on each)."""
     scale = SIDE / max(image.size)
     small = image.convert("L").resize((max(grid, round(image.width * scale)), max(grid, round(image.height * scale))),
                                       Image.BILINEAR)
-    gray = np.asarray(small, dtype=np.float32)
-    lap = np.abs(cv2.Laplacian(gray, cv2.CV_32F, ksize=3))
-    coarse = cv2.GaussianBlur(gray, (0, 0), 4)
-    h, w = gray.shape
-    detail = np.zeros((grid, grid), dtype=np.float32)
-    contrast = np.zeros((grid, grid), dtype=np.float32)
-    for i in range(grid):
-        for j in range(grid):
-            tile = (slice(i * h // grid, (i + 1) * h // grid), slice(j * w // grid, (j + 1) * w // grid))
-            detail[i, j] = np.percentile(lap[tile], 90)
-            contrast[i, j] = coarse[tile].std()
-    return detail, contrast
+    return np.asarray(small, dtype=np.float32)
+
+
+def _tiles(shape: tuple[int, ...], grid: int) -> list[tuple[tuple[int, int], tuple[slice, slice]]]:
+    """((row, column), slices) of each tile of a ``grid`` x ``grid`` split of an array of ``shape``."""
+    h, w = shape[:2]
+    return [((i, j), (slice(i * h // grid, (i + 1) * h // grid), slice(j * w // grid, (j + 1) * w // grid)))
+            for i in range(grid) for j in range(grid)]
 
 
 PLAIN_BELOW = 6.0  # coarse contrast (grey levels) under which a tile is plain

@@ -296,8 +296,9 @@ class VisionToolbox:
         """How sharp ``box`` of the photo ``original`` is (the whole photo when None; its background, the
         border, with ``background``): pixels only (``api.focus``). None when the region has too little detail."""
         t0 = time.perf_counter()
-        result = focus_ops.patch_focus(original, box.to_list() if box is not None else None, background)
-        self._record("focus", {"box": box.to_list() if box is not None else None, "background": background}, result, t0)
+        where = box.to_list() if box is not None else None
+        result = focus_ops.patch_focus(original, where, background)
+        self._record("focus", {"box": where, "background": background}, result, t0)
         return result
 
     def simple_query(self, image: Image.Image, question: str, box: Box | None = None,
