@@ -46,12 +46,12 @@ def ans(text: str) -> str:
 @pytest.fixture(scope="module")
 def toolbox_with_llm():
     """The real embedded tools, whose LLM (for simple_query's describe backend) is swapped per test."""
-    from hydra_vr.api import VisionToolbox
     from hydra_vr.config import load_config
+    from hydra_vr.factory import build_toolbox
 
     cfg = load_config("default")
     holder: dict = {}
-    tb = VisionToolbox(cfg.vision, cache_dir=cfg.cache_path, llm=lambda: holder["llm"])
+    tb = build_toolbox(cfg, llm=lambda: holder["llm"])
     tb.holder = holder
     return tb
 

@@ -85,12 +85,15 @@ class VisionToolbox:
         llm: Callable[[], Any] | None = None,
         embedder: Callable[[], Any] | None = None,
         registry: Registry | None = None,
+        asked_category: Callable[[str], str | None] | None = None,
     ) -> None:
+        """``asked_category``: what kind of thing a question asks for (``hydra_vr.question.frame.asked_category``
+        when built by ``hydra_vr.factory.build_toolbox``); without it no answer is named from a category."""
         self.config = config or VisionConfig()
         self.registry = registry or default_vision_registry()
         self.ctx = ToolContext(
-            device=self.config.device, cache_dir=Path(cache_dir).expanduser(), llm=llm, embedder=embedder, toolbox=self
-        )
+            device=self.config.device, cache_dir=Path(cache_dir).expanduser(), llm=llm, embedder=embedder, toolbox=self,
+            asked_category=asked_category)
         self._backends: dict[str, Any] = {}
         self._lock = threading.RLock()  # backends may be built from worker threads
         self._depth_cache: OrderedDict[int, np.ndarray] = OrderedDict()

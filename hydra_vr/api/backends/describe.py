@@ -30,7 +30,6 @@ from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext, search_settles
 from hydra_vr.api.types import Answer
 from hydra_vr.prompts import load_examples, render_prompt
-from hydra_vr.question.frame import asked_category
 
 log = logging.getLogger(__name__)
 
@@ -270,7 +269,7 @@ class DescribeVQA:
         where the classifier's labels that are kinds of it (WordNet) hold ``category_score`` of the image, named
         at the level asked (``imagenet.category_names``: ringlet and monarch are "butterfly"); else None. The
         detector's classes and the LLM's guess otherwise stand in for what the classifier saw."""
-        category = asked_category(question)
+        category = self.ctx.asked_category(question) if self.ctx.asked_category is not None else None
         tb = self.ctx.toolbox
         if category is None or tb is None or not tb.has("classifier"):
             return None
