@@ -161,19 +161,29 @@ _COUNT_PHRASE_END = frozenset(_AUX) | {"of", "in", "on", "at", "from", "with", "
                                        "that", "which", "who", "does", "do", "inside", "under", "behind", "per"}
 
 
-def counted_thing(question: str) -> tuple[list[str], list[str]] | None:
-    """(stems of what is counted, stems of the question's other words) for a "how many ..." question:
-    "How many legs does the table have?" -> (["leg"], ["table", "have"]); None for any
-    other question. The other words hold what a program may have counted instead (the table,
-    the apples of "how many rows of apples")."""
+@dataclass(frozen=True)
+class Counted:
+    """What a "how many ..." question counts: ``what``, the stems of the counted phrase without its colours;
+    ``rest``, the stems of the question's other words (what a program may have counted instead: the table
+    of "how many legs does the table have", the apples of "how many rows of apples"); ``phrase``, the
+    counted phrase as written ("red cars")."""
+
+    what: tuple[str, ...]
+    rest: tuple[str, ...]
+    phrase: tuple[str, ...]
+
+
+def counted_thing(question: str) -> Counted | None:
+    """The :class:`Counted` of a "how many ..." question: "How many legs does the table have?" ->
+    what ("leg",), rest ("table", "have"); None for any other question."""
     words = _words(question)
     if len(words) < 3 or words[:2] != ["how", "many"]:
         return None
-    phrase = list(itertools.takewhile(lambda w: w not in _COUNT_PHRASE_END, words[2:]))
+    phrase = tuple(itertools.takewhile(lambda w: w not in _COUNT_PHRASE_END, words[2:]))
     if not phrase:
         return None
-    rest = [_stem(w) for w in words[2 + len(phrase):] if w not in _FUNCTION_WORDS and w not in _COUNT_PHRASE_END]
-    return [_stem(w) for w in phrase if w not in COLOR_WORDS], rest
+    rest = tuple(_stem(w) for w in words[2 + len(phrase):] if w not in _FUNCTION_WORDS and w not in _COUNT_PHRASE_END)
+    return Counted(tuple(_stem(w) for w in phrase if w not in COLOR_WORDS), rest, phrase)
 
 
 # "Is there a X ...?", "Does the image contain X?", "Is a X present?", "Do you see X?": the X asked about.
@@ -225,43 +235,39 @@ def asked_presence(question: str) -> Presence | None:
     return None
 
 
-def miscount(answer: str, question: str, finds: Sequence[tuple[str, int]]) -> str | None:
+def miscount(answer: str, counted: Counted | None, finds: Sequence[tuple[str, int]]) -> str | None:
     """Why a count answers for the wrong thing, or None.
 
-    ``finds``: (name, how many came back) of each find() the program made. "How many legs does the
-    table have?" -> 1 from find("table"), "How many rows of apples?" -> 24 from find("apple"):
-    the number is how many of another thing the question names. A program that also looked for the
-    counted thing itself is given the benefit of the doubt.
+    ``counted``: what the question counts (:func:`counted_thing`); ``finds``: (name, how many came back) of
+    each find() the program made. "How many legs does the table have?" -> 1 from find("table"), "How many
+    rows of apples?" -> 24 from find("apple"): the number is how many of another thing the question names.
+    A program that also looked for the counted thing itself is given the benefit of the doubt.
     """
-    counted = counted_thing(question)
     if counted is None or not re.fullmatch(r"\d+", answer or ""):
         return None
-    what, rest = counted
     heads = [(name, _stem(_words(name)[-1]) if _words(name) else "", n) for name, n in finds]
-    if any(head in what for _, head, _ in heads):
+    if any(head in counted.what for _, head, _ in heads):
         return None
     for name, head, n in reversed(heads):
-        if n == int(answer) and head in rest:
-            asked = " ".join(itertools.takewhile(lambda w: w not in _COUNT_PHRASE_END, _words(question)[2:]))
-            return (f"{answer!r} is how many find({name!r}) returned, but the question counts {asked}, not "
-                    f"{name}: count those instead (find them, inside the {name} if they are its parts, or ask simple_query)")
+        if n == int(answer) and head in counted.rest:
+            return (f"{answer!r} is how many find({name!r}) returned, but the question counts {' '.join(counted.phrase)}, "
+                    f"not {name}: count those instead (find them, inside the {name} if they are its parts, or ask simple_query)")
     return None
 
 
 _GENERIC_THINGS = frozenset({"shape", "object", "thing", "item"})
 
 
-def against_search(answer: str, question: str, finds: Sequence[tuple[str, int]]) -> str | None:
+def against_search(answer: str, asked: Presence | None, finds: Sequence[tuple[str, int]]) -> str | None:
     """Why a yes/no to a negated presence question contradicts the program's own search, or None.
 
-    ``finds``: (name, how many came back) of each find() the program made that could look for its name.
-    "Is there not a red shape?" is yes when find("red") came back empty; a small model's programs answered
-    "No red shape" (read as no) there, and yes to "is there not a blue shape?" after find("blue") found
-    one: they answer the question without its "not". The last find of the asked thing (or a word of it:
-    "red" for "red shape") decides. A question that places the thing ("... on the table") is not one
-    whole-image find, so it is left alone.
+    ``asked``: what the presence question looks for (:func:`asked_presence`); ``finds``: (name, how many came
+    back) of each find() the program made that could look for its name. "Is there not a red shape?" is yes
+    when find("red") came back empty; a small model's programs answered "No red shape" (read as no) there,
+    and yes to "is there not a blue shape?" after find("blue") found one: they answer the question without
+    its "not". The last find of the asked thing (or a word of it: "red" for "red shape") decides. A question
+    that places the thing ("... on the table") is not one whole-image find, so it is left alone.
     """
-    asked = asked_presence(question)
     if asked is None or not asked.negated or asked.where or answer not in ("yes", "no"):
         return None
     thing = set(_stems(asked.thing))
@@ -275,7 +281,7 @@ def against_search(answer: str, question: str, finds: Sequence[tuple[str, int]])
         return None
     there = f"found {n}: there is one" if n else "found none: there is none"
     return (f"{answer!r} answers the question without its 'not': find({name!r}) {there}, so "
-            f"{question.strip()!r} is {right}")
+            f"whether there is no {asked.thing} is {right}")
 
 
 def yesno_word(text: Any) -> str | None:

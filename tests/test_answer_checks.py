@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from hydra_vr.agent import checks
-from hydra_vr.answer_types import expected_type
+from hydra_vr.question.frame import parse
 from hydra_vr.api.types import Answer, Box, Detection, ToolCallRecord
 from hydra_vr.config import load_config
 from hydra_vr.eval.report import build_report, render_markdown
@@ -30,11 +30,11 @@ def test_every_check_is_declared_once_with_a_name_and_the_kinds_it_reads() -> No
 
 
 def test_the_first_refusal_wins_and_is_recorded_in_the_episode() -> None:
-    spec = expected_type("How many kites are flying?")
+    frame = parse("How many kites are flying?")
     blind = [_find("kite", [], unsearchable=True)]
     with checks.collecting() as fired:
-        reason = checks.check_answer(spec, "0", blind)
-        assert checks.check_answer(spec, "3", [_find("kite", [[0, 0, 5, 5]] * 3)]) is None
+        reason = checks.check_answer(frame, "0", blind)
+        assert checks.check_answer(frame, "3", [_find("kite", [[0, 0, 5, 5]] * 3)]) is None
     assert reason is not None and "cannot look for that name" in reason
     assert [(f.check, f.answer) for f in fired] == [("unfounded_negative", "0")]
 
@@ -42,15 +42,15 @@ def test_the_first_refusal_wins_and_is_recorded_in_the_episode() -> None:
 def test_a_check_applies_only_to_the_answer_kinds_it_declares() -> None:
     # a choice answered by an open simple_query: options_dropped refuses it; the same reply to an open question passes
     calls = [_query("How big is the dog?", "small")]
-    assert checks.check_answer(expected_type("Is the dog big or small?"), "small", calls) is not None
-    assert checks.check_answer(expected_type("What size is the dog?"), "small", calls) is None
+    assert checks.check_answer(parse("Is the dog big or small?"), "small", calls) is not None
+    assert checks.check_answer(parse("What size is the dog?"), "small", calls) is None
 
 
 def test_disabled_checks_do_not_run_and_unknown_names_are_an_error() -> None:
-    spec = expected_type("Is the dog big or small?")
+    frame = parse("Is the dog big or small?")
     calls = [_query("How big is the dog?", "small")]
     with checks.collecting() as fired, checks.disabled(["options_dropped"]):
-        assert checks.check_answer(spec, "small", calls) is None
+        assert checks.check_answer(frame, "small", calls) is None
     assert fired == []
     with pytest.raises(ValueError, match="unknown answer checks"), checks.disabled(["no_such_check"]):
         pass
@@ -94,3 +94,22 @@ def test_the_report_counts_firings_per_check_with_the_score_of_those_rows() -> N
     report = build_report(rows)
     assert report["checks"] == {"miscount": {"fired": 2, "score": 50.0}, "unfounded_negative": {"fired": 1, "score": 0.0}}
     assert "| miscount | 2 | 50.00 |" in render_markdown(report)
+
+
+def test_checks_read_the_parsed_frame_and_one_check_runs_by_name() -> None:
+    # what a count question counts and what a negated presence question looks for come from the frame
+    frame = parse("How many petals does each daisy have?")
+    assert frame.counted is not None and frame.counted.what == ("petal",)
+    daisy = [_find("daisy", [[0, 0, 9, 9]])]
+    with checks.collecting() as fired:
+        assert checks.check_answer(frame, "1", daisy) is not None  # how many daisies, not petals
+        assert checks.run_check("miscount", "1", checks.Evidence(daisy), frame) is not None
+        assert checks.run_check("miscount", "5", checks.Evidence(daisy), frame) is None
+    assert [f.check for f in fired] == ["miscount", "miscount"]
+    with checks.disabled(["miscount"]):
+        assert checks.run_check("miscount", "1", checks.Evidence(daisy), frame) is None
+    negated = parse("Is there no kettle in this kitchen?")
+    assert negated.presence is not None and negated.presence.negated
+    kettles = [_find("kettle", [[1, 1, 4, 4]])]
+    assert checks.check_answer(parse("Is there not a kettle?"), "yes", kettles) is not None
+    assert checks.check_answer(parse("Is there not a kettle?"), "no", kettles) is None

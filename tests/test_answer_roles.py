@@ -372,14 +372,14 @@ def test_a_text_patch_returned_for_a_reading_question_is_answered_with_its_text(
 
 def test_a_text_patch_is_no_answer_to_a_question_that_does_not_ask_to_read(toolbox_with_llm, sandbox, photo):
     from hydra_vr.agent.step import typed_guess
-    from hydra_vr.answer_types import expected_type
+    from hydra_vr.question.frame import parse
 
     toolbox_with_llm.holder["llm"] = Script().chat
     program = sandbox.run('final_answer = ImagePatch(image).find("title")[0]', str(photo("page")))
     assert program.ok and isinstance(program.final_answer, dict)
-    read, why = typed_guess(program, expected_type("What is the title at the top of the page?"))
+    read, why = typed_guess(program, parse("What is the title at the top of the page?"))
     assert read == "region-based segmentation" and why is None
-    kept, why = typed_guess(program, expected_type("What is at the top of the page?"))
+    kept, why = typed_guess(program, parse("What is at the top of the page?"))
     assert kept is None and "patch" in why
 
 
@@ -517,11 +517,11 @@ def test_vipergpt_negated_presence_answer_against_the_programs_own_find_is_refus
 def test_a_choice_answered_by_a_question_that_drops_the_choices_is_refused(toolbox_with_llm, sandbox, photo):
     # "Is she young or old?" asked as "How old is she?": the describe LLM said "young" for Grace Hopper at 79
     from hydra_vr.agent.step import typed_guess
-    from hydra_vr.answer_types import expected_type
+    from hydra_vr.question.frame import parse
 
     script = Script(describe=[ans("young"), ans("old")])
     toolbox_with_llm.holder["llm"] = script.chat
-    spec = expected_type("Is she young or old?")
+    spec = parse("Is she young or old?")
     program = sandbox.run('final_answer = ImagePatch(image).simple_query("How old is she?")', str(photo("grace_hopper")))
     refused, why = typed_guess(program, spec)
     assert refused is None and "does not name the choices (young, old)" in why
@@ -535,11 +535,11 @@ def test_a_choice_answered_by_a_question_that_drops_the_choices_is_refused(toolb
 def test_a_place_in_the_photo_decided_by_depth_is_refused(toolbox_with_llm, sandbox, photo):
     # The 1.5B's program for the rocket: "edge" because the rocket is farther than half the whole image's depth
     from hydra_vr.agent.step import typed_guess
-    from hydra_vr.answer_types import expected_type
+    from hydra_vr.question.frame import parse
 
     toolbox_with_llm.holder["llm"] = Script().chat  # no LLM call is expected: the boxes answer
     question = "Is the rocket in the middle or at the edge of the photo?"
-    spec = expected_type(question)
+    spec = parse(question)
     program = sandbox.run(
         "image_patch = ImagePatch(image)\n"
         'rocket = image_patch.find("rocket")[0]\n'
@@ -564,10 +564,10 @@ def test_a_knowledge_answer_to_a_question_that_dropped_the_knowledge_is_refused(
     # The 1.5B's program asked "What is the light brown foam on top of this drink?" (no "called") and the
     # findings' third label came back: "consomme"
     from hydra_vr.agent.step import typed_guess
-    from hydra_vr.answer_types import expected_type
+    from hydra_vr.question.frame import parse
 
     question = "What is the light brown foam on top of this drink called?"
-    spec = expected_type(question)
+    spec = parse(question)
     script = Script(describe=[ans("consomme")], knowledge=[ans("crema")])
     toolbox_with_llm.holder["llm"] = script.chat
     reworded = 'final_answer = ImagePatch(image).simple_query("What is the light brown foam on top of this drink?")'
@@ -580,7 +580,7 @@ def test_a_knowledge_answer_to_a_question_that_dropped_the_knowledge_is_refused(
     assert typed_guess(program, spec) == ("crema", None)
     assert script.messages("knowledge")[0][-1].content.startswith(question + " (This drink is an espresso.)")
     # a question about the pixels is the program's to reword
-    pixels = expected_type("What is on top of this drink?")
+    pixels = parse("What is on top of this drink?")
     toolbox_with_llm.holder["llm"] = Script(describe=[ans("foam")]).chat
     program = sandbox.run('final_answer = ImagePatch(image).simple_query("What is on top of the drink?")', str(photo("coffee")))
     assert typed_guess(program, pixels) == ("foam", None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asks_anyone, best_typed, composed_of,
+from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asked_presence, asks_anyone, best_typed, composed_of,
                                   expected_type, is_failure_answer)
 
 
@@ -218,9 +218,9 @@ def test_a_number_still_answers_what_asks_for_one(question):
     ],
 )
 def test_a_count_of_another_thing_the_question_names_is_refused(question, answer, finds, refused):
-    from hydra_vr.answer_types import miscount
+    from hydra_vr.answer_types import counted_thing, miscount
 
-    why = miscount(answer, question, finds)
+    why = miscount(answer, counted_thing(question), finds)
     assert (why is not None) == refused, why
     if refused:
         assert why.startswith(f"{answer!r} is how many find({finds[-1][0]!r}) returned, but the question counts")
@@ -335,9 +335,9 @@ def test_is_anyone_questions_are_told_apart():
     ],
 )
 def test_a_negated_presence_answer_against_the_programs_find_is_refused(answer, question, finds, right):
-    reason = against_search(answer, question, finds)
+    reason = against_search(answer, asked_presence(question), finds)
     assert reason is not None and reason.endswith(f"is {right}")
-    assert against_search(right, question, finds) is None
+    assert against_search(right, asked_presence(question), finds) is None
 
 
 @pytest.mark.parametrize(
@@ -351,4 +351,4 @@ def test_a_negated_presence_answer_against_the_programs_find_is_refused(answer, 
     ],
 )
 def test_a_negated_presence_answer_stands_where_no_find_settles_it(answer, question, finds):
-    assert against_search(answer, question, finds) is None
+    assert against_search(answer, asked_presence(question), finds) is None

@@ -1,8 +1,8 @@
 """Answer checks, declared once and run by one runner for every strategy and answering role.
 
 A check is a named object: which answers it looks at (``kinds``: the expected answer types), and a test
-over the evidence (the tool calls behind the answer, and the program's code when there is one) that
-returns why the answer is refused, or None. :func:`run_checks` runs them in order and the first refusal
+over the question's frame (parsed once, :mod:`hydra_vr.question`) and the evidence (the tool calls behind
+the answer, and the program's code when there is one) that returns why the answer is refused, or None. :func:`run_checks` runs them in order and the first refusal
 wins. Every refusal is a :class:`Firing`; :func:`collecting` gathers an episode's firings into its trace,
 so reports can say how often each check fired and how accurate the answers it touched were, and
 :func:`disabled` switches checks off by name (``--set answers.disable=[name, ...]``) for an ablation.
@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hydra_vr.answer_types import AnswerSpec, against_search, asked_knowledge, asked_place, expected_type, miscount
+from hydra_vr.answer_types import AnswerSpec, against_search, asked_knowledge, expected_type, miscount
 from hydra_vr.api.tools import search_settles
+from hydra_vr.question.frame import QuestionFrame
 
 
 @dataclass(frozen=True)
@@ -31,12 +32,13 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Check:
-    """A named rule over an answer: ``test(evidence, spec, answer)`` says why it is refused, or None."""
+    """A named rule over an answer: ``test(evidence, frame, answer)`` says why it is refused, or None (``frame``
+    is None for a grounding answer)."""
 
     name: str
     doc: str
     kinds: frozenset[str]  # the answer types it looks at ("box" for a grounding answer)
-    test: Callable[[Evidence, AnswerSpec | None, str], str | None]
+    test: Callable[[Evidence, QuestionFrame | None, str], str | None]
 
     def applies(self, kind: str) -> bool:
         return kind in self.kinds
@@ -86,20 +88,26 @@ def unfounded_negative(answer: str, spec: AnswerSpec, calls: Sequence[Any]) -> s
             f"({blind.meta.get('mapping', 'no detector class')}); ask simple_query on the image or a crop instead")
 
 
-def _miscount(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
-    assert spec is not None
-    return miscount(answer, spec.question, find_counts(ev.calls))
+def _unfounded_negative(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    assert frame is not None
+    return unfounded_negative(answer, frame.answer, ev.calls)
 
 
-def _against_search(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
-    assert spec is not None
-    return against_search(answer, spec.question, find_counts(ev.calls, settled=True))
+def _miscount(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    assert frame is not None
+    return miscount(answer, frame.counted, find_counts(ev.calls))
 
 
-def _options_dropped(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+def _against_search(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    assert frame is not None
+    return against_search(answer, frame.presence, find_counts(ev.calls, settled=True))
+
+
+def _options_dropped(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
     """Asked open ("How old is she?" for "young or old?"), the describe LLM answers from habit, not between
     the two the question names. Only when every reply that gives the answer came so."""
-    assert spec is not None
+    assert frame is not None
+    spec = frame.answer
     if not spec.options:
         return None
     asked = questions_giving(ev.calls, spec, answer)
@@ -109,26 +117,26 @@ def _options_dropped(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str 
             f"({', '.join(spec.options)}); ask the question as given")
 
 
-def _knowledge_dropped(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+def _knowledge_dropped(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
     """Without its knowledge word ("called") a question about "this <thing>" is answered from the findings,
     not from what is known of the thing they name. Only when every reply that gives the answer came so."""
-    assert spec is not None
-    if asked_knowledge(spec.question) is None:
+    assert frame is not None
+    if frame.knowledge is None:
         return None
-    asked = questions_giving(ev.calls, spec, answer)
+    asked = questions_giving(ev.calls, frame.answer, answer)
     if not asked or any(asked_knowledge(q) is not None for q in asked):
         return None
     return (f"{answer!r} is simple_query({asked[-1]!r})'s reply, but that question asks what the photo shows, not what "
             "is known of the thing (the question's own words say what it asks); ask the question as given")
 
 
-def _place_from_depth(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+def _place_from_depth(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
     """compute_depth tells near from far, not where in the frame a thing lies. A reply of a simple_query is
     left alone, and so is a program that measured no depth."""
-    assert spec is not None
-    if asked_place(spec.question) is None or not any(c.tool == "compute_depth" for c in ev.calls):
+    assert frame is not None
+    if frame.place is None or not any(c.tool == "compute_depth" for c in ev.calls):
         return None
-    if questions_giving(ev.calls, spec, answer):
+    if questions_giving(ev.calls, frame.answer, answer):
         return None
     return (f"{answer!r} was decided with compute_depth, which tells how far a thing is, not where it lies in the photo; "
             "compare its box (horizontal_center, vertical_center) with the image's, or ask the question as given")
@@ -140,7 +148,7 @@ _LITERAL_BOX = re.compile(r"(?:ImagePatch\(\s*\w+\s*|\.crop\(\s*)(?:,\s*)?(?:[xy
                           r"(?:[xy][12]\s*=\s*)?-?\d+(?:\.\d+)?\s*\)")
 
 
-def _literal_box(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | None:
+def _literal_box(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
     """A box the program built from numbers it wrote (``ImagePatch(image, 100, 100, 200, 200)``) grounds
     nothing a tool saw, unless a find() returned that very box."""
     if not _LITERAL_BOX.search(ev.code):
@@ -155,7 +163,7 @@ def _literal_box(ev: Evidence, spec: AnswerSpec | None, answer: str) -> str | No
 
 ANSWER_CHECKS: tuple[Check, ...] = (
     Check("unfounded_negative", "a 0, no or yes that rests only on a find() no tool could do",
-          frozenset({"number", "yesno"}), lambda ev, spec, answer: unfounded_negative(answer, spec, ev.calls)),  # type: ignore[arg-type]
+          frozenset({"number", "yesno"}), _unfounded_negative),
     Check("miscount", "a count of another thing than the one the question counts", frozenset({"number"}), _miscount),
     Check("against_search", "a yes/no to a negated presence question that contradicts the finds", frozenset({"yesno"}),
           _against_search),
@@ -202,14 +210,15 @@ def collecting() -> Iterator[list[Firing]]:
         _FIRED.reset(token)
 
 
-def run_checks(kind: str, answer: str, evidence: Evidence, spec: AnswerSpec | None = None) -> str | None:
-    """Why ``answer`` (of answer type ``kind``: a VQA kind, or "box") is refused by the first check that
-    refuses it, or None. Each refusal is recorded in the :func:`collecting` context, if any."""
+def run_checks(kind: str, answer: str, evidence: Evidence, frame: QuestionFrame | None = None) -> str | None:
+    """Why ``answer`` (of answer type ``kind``: a VQA kind, or "box") to the question of ``frame`` (None for a
+    box) is refused by the first check that refuses it, or None. Each refusal is recorded in the
+    :func:`collecting` context, if any."""
     off = _DISABLED.get()
     for check in ANSWER_CHECKS:
         if check.name in off or not check.applies(kind):
             continue
-        reason = check.test(evidence, spec, answer)
+        reason = check.test(evidence, frame, answer)
         if reason:
             fired = _FIRED.get()
             if fired is not None:
@@ -218,10 +227,23 @@ def run_checks(kind: str, answer: str, evidence: Evidence, spec: AnswerSpec | No
     return None
 
 
-def check_answer(spec: AnswerSpec, answer: str, calls: Sequence[Any], code: str = "") -> str | None:
-    """:func:`run_checks` for a VQA answer of ``spec``'s type resting on ``calls``."""
-    return run_checks(spec.kind, answer, Evidence(calls, code), spec)
+def run_check(name: str, answer: str, evidence: Evidence, frame: QuestionFrame) -> str | None:
+    """One check by name, where it applies to ``frame``'s answer type (a step rewrites a program it refuses
+    before the answer reaches the others); its refusal is recorded like any other, and an ablation that
+    switches it off switches this off too."""
+    check = next(c for c in ANSWER_CHECKS if c.name == name)
+    if check.name in _DISABLED.get() or not check.applies(frame.kind):
+        return None
+    reason = check.test(evidence, frame, answer)
+    if reason and (fired := _FIRED.get()) is not None:
+        fired.append(Firing(check.name, answer, reason))
+    return reason
+
+
+def check_answer(frame: QuestionFrame, answer: str, calls: Sequence[Any], code: str = "") -> str | None:
+    """:func:`run_checks` for a VQA answer to the question of ``frame`` resting on ``calls``."""
+    return run_checks(frame.kind, answer, Evidence(calls, code), frame)
 
 
 __all__ = ["ANSWER_CHECKS", "Check", "Evidence", "Firing", "check_answer", "check_names", "collecting", "disabled",
-           "find_counts", "questions_giving", "run_checks", "unfounded_negative"]
+           "find_counts", "questions_giving", "run_check", "run_checks", "unfounded_negative"]

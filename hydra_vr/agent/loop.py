@@ -21,12 +21,12 @@ from hydra_vr.agent.roles import Planner, PromptSet, Reasoner, Summarizer
 from hydra_vr.agent.step import ProgramRunner
 from hydra_vr.agent.strategy import Episode, build_strategy, check_sections
 from hydra_vr.agent.types import EpisodeResult, Option, StepTrace, Task
-from hydra_vr.answer_types import expected_type
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.config import AgentConfig
 from hydra_vr.controller.base import Controller, ControllerState, PlannerProbabilityController
 from hydra_vr.llm.base import ChatModel
 from hydra_vr.llm.wrapper import usage_since, usage_snapshot
+from hydra_vr.question.frame import parse
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +85,10 @@ class HydraAgent:
     def run(self, image_path: str, query: str, task: Task = "vqa", choices: list[str] | None = None) -> EpisodeResult:
         """Answer ``query`` about the image (task "vqa") or ground it to boxes (task "grounding").
 
-        Every VQA answer is held to the type the query expects (``hydra_vr.answer_types``; the
-        dataset's multiple-choice ``choices`` when given): no failure message or ill-typed reply
-        becomes the answer while steps remain.
+        The query is parsed once (:func:`hydra_vr.question.frame.parse`; the dataset's multiple-choice
+        ``choices`` win for the answer type) and every role and check reads that frame. Every VQA answer is
+        held to the type the query expects: no failure message or ill-typed reply becomes the answer while
+        steps remain.
         """
         if task not in ("vqa", "grounding"):
             raise AgentInputError(f"unknown task {task!r}; use 'vqa' or 'grounding'")
@@ -97,12 +98,13 @@ class HydraAgent:
         t0 = time.perf_counter()
         before = usage_snapshot(self.llm)
         self.runner.reset()
-        spec = expected_type(query, choices) if task == "vqa" else None
+        frame = parse(query, choices) if task == "vqa" else None
+        spec = frame.answer if frame is not None else None
         result = EpisodeResult(query=query, task=task, image=str(image_path), mode=self.config.mode, answer=None, boxes=[], steps=[],
                                strategy=self.strategy.name, answer_type=spec.kind if spec else "box")
         with checks.collecting() as fired, checks.disabled(self.disabled_checks):
             try:
-                self.strategy.run(self, Episode(str(image_path), query, task, spec, result))
+                self.strategy.run(self, Episode(str(image_path), query, task, frame, result))
             except Exception as exc:  # an LLM endpoint down, a backend crash: report, don't lose the trace
                 log.exception("episode failed")
                 result.error = f"{type(exc).__name__}: {exc}"

@@ -21,14 +21,15 @@ from typing import Any, Protocol
 
 from PIL import Image
 
-from hydra_vr.agent.checks import Evidence, check_answer, find_counts, run_checks
+from hydra_vr.agent.checks import Evidence, check_answer, run_check, run_checks
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import AnswerSpec, asks_anyone, asks_to_read, composed_of, is_failure_answer, miscount
+from hydra_vr.answer_types import asks_anyone, composed_of, is_failure_answer
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
 from hydra_vr.api.names import expression_names
 from hydra_vr.api.types import Box
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
+from hydra_vr.question.frame import QuestionFrame
 from hydra_vr.sandbox.results import ProgramResult
 
 CodeWriter = Callable[[str, str], str]  # (previous_code, error) -> program
@@ -66,7 +67,7 @@ def run_step(
     write: CodeWriter,
     *,
     task: Task,
-    spec: AnswerSpec | None,
+    frame: QuestionFrame | None,
     max_retries: int,
     fallback_code: str | None,
     earlier: Sequence[MemoryEntry] = (),
@@ -74,6 +75,9 @@ def run_step(
     expression: str | None = None,
 ) -> StepOutcome:
     """Write and run a program; retry with the error fed back; then ``fallback_code`` (if any).
+
+    ``frame``: the question whose answer the program gives (its type, what it counts, ...), or None when
+    the step's answer is not checked against one (a grounding step, a program that only looks).
 
     ``needs_box``: the step must end with a box (a grounding episode of one program); a program that
     runs but sets no patch as final_answer is retried with that error, then the fallback runs.
@@ -119,15 +123,15 @@ def run_step(
             attempts.append(Attempt(code, False, "off_expression", off))
             gave_up = True
             break
-        if program.ok and spec is not None and task == "vqa":
-            name, why = _answer_on_blind_find(program, spec)
+        if program.ok and frame is not None and task == "vqa":
+            name, why = _answer_on_blind_find(program, frame)
             if name is not None:
                 blind[name] = why
                 if attempt < max_retries:  # the next attempt is told why, instead of the next step repeating it
                     error = _blind_advice(name, why, f"The program's answer {_said(program)} rests on that empty result.")
                     attempts.append(Attempt(code, False, "blind_find", error))
                     continue
-            wrong = _miscount(program, spec)
+            wrong = _miscount(program, frame)
             if wrong and attempt < max_retries:  # counted the motorcycle for its wheels: rewrite within the step
                 error = f"The program's answer {wrong}. Write a program that counts what the question asks."
                 attempts.append(Attempt(code, False, "miscount", error))
@@ -143,8 +147,8 @@ def run_step(
     if program is None:  # every attempt repeated an earlier step and there is no fallback
         program = ProgramResult(ok=False, error_kind="runtime", error=error)
     observation = textualize_step(program, program.calls)
-    guess, note = typed_guess(program, spec) if spec is not None and task == "vqa" else (None, None)
-    if spec is not None and task == "vqa" and program.ok and guess != "no" and spec.kind == "yesno" and asks_anyone(spec.question):
+    guess, note = typed_guess(program, frame) if frame is not None and task == "vqa" else (None, None)
+    if frame is not None and task == "vqa" and program.ok and guess != "no" and frame.kind == "yesno" and asks_anyone(frame.text):
         nobody = _nobody(program, runner, image_path)
         if nobody:  # the program said yes because the motorcycle is there; no one is there to ride it
             guess, note = "no", nobody
@@ -177,26 +181,26 @@ def _blind_advice(name: str, why: str, what: str) -> str:
             "image, or find an object the detector knows and query or crop that.")
 
 
-def _answer_on_blind_find(program: Any, spec: AnswerSpec) -> tuple[str | None, str]:
+def _answer_on_blind_find(program: Any, frame: QuestionFrame) -> tuple[str | None, str]:
     """(name, why) when the program's answer was refused and it called find() on a name the detector
     cannot look for (the usual cause: its else-branch or a 0/no built on the empty list); else (None, "")."""
     blind = [c for c in program.calls if c.tool == "find" and not c.result and c.meta.get("unsearchable")]
     if not blind:
         return None, ""
-    guess, note = typed_guess(program, spec)
+    guess, note = typed_guess(program, frame)
     if guess is not None or note is None:
         return None, ""
     call = blind[-1]
     return str(call.args.get("name", "")).strip().lower(), str(call.meta.get("mapping") or "no detector class")
 
 
-def _miscount(program: Any, spec: AnswerSpec) -> str | None:
-    """Why the program's count is of another thing than the question counts (see answer_types.miscount): the
-    step rewrites such a program before its answer reaches the checks."""
-    if spec.kind != "number" or not program.ok or not program.has_final_answer:
+def _miscount(program: Any, frame: QuestionFrame) -> str | None:
+    """Why the program's count is of another thing than the question counts (the miscount check): the step
+    rewrites such a program before its answer reaches the other checks."""
+    if frame.kind != "number" or not program.ok or not program.has_final_answer:
         return None
-    answer = spec.coerce(program.final_answer)
-    return miscount(answer, spec.question, find_counts(program.calls)) if answer is not None else None
+    answer = frame.answer.coerce(program.final_answer)
+    return run_check("miscount", answer, Evidence(program.calls), frame) if answer is not None else None
 
 
 def _no_box(program: Any) -> str | None:
@@ -323,8 +327,8 @@ def placed_box(program: Any, expression: str, box: Sequence[float], image_path: 
     return None
 
 
-def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]:
-    """(the program's answer in ``spec``'s type, None) or (None, why it was refused).
+def typed_guess(program: Any, frame: QuestionFrame) -> tuple[str | None, str | None]:
+    """(the program's answer in the type ``frame``'s question expects, None) or (None, why it was refused).
 
     A failure message from the program's own else-branch ("no bus found"), a patch, an error or a
     reply of the wrong type is never a guess; the note tells the next plan to try another way.
@@ -335,15 +339,16 @@ def typed_guess(program: Any, spec: AnswerSpec) -> tuple[str | None, str | None]
         return None, "the program set no final_answer; try another way to get the answer"
     value = program.final_answer
     if isinstance(value, (dict, list)):
-        read = patch_text(value, program.calls) if asks_to_read(spec.question) else None
+        read = patch_text(value, program.calls) if frame.reading else None
         if read is None:
             return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
         value = read  # "What is the title?" -> the text patch find() returned: its text is the answer
     replies = [getattr(c.result, "text", c.result) for c in program.calls if c.tool in ("simple_query", "llm_query")]
-    value = composed_of(value, spec.question, replies) or value  # "two men wearing" + "suit" + "suit" -> suit
+    spec = frame.answer
+    value = composed_of(value, frame.text, replies) or value  # "two men wearing" + "suit" + "suit" -> suit
     typed = spec.coerce(value)
     if typed is not None:
-        refused = check_answer(spec, typed, program.calls)
+        refused = check_answer(frame, typed, program.calls)
         return (None, refused) if refused else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hydra_vr.agent.types import EpisodeResult, Task
 from hydra_vr.answer_types import AnswerSpec
+from hydra_vr.question.frame import QuestionFrame
 from hydra_vr.registry import Registry
 
 if TYPE_CHECKING:
@@ -44,8 +45,13 @@ class Episode:
     image_path: str
     query: str
     task: Task
-    spec: AnswerSpec | None  # the expected answer type (VQA), None for grounding
+    frame: QuestionFrame | None  # the question parsed once (VQA), None for grounding
     result: EpisodeResult
+
+    @property
+    def spec(self) -> AnswerSpec | None:
+        """The expected answer type (VQA), None for grounding."""
+        return self.frame.answer if self.frame is not None else None
 
 
 class Strategy(Protocol):

@@ -38,7 +38,8 @@ class QuestionFrame:
       an answer names a kind of it.
     - ``subject``: the thing asked about, where the question names one ("kettle" of "What colour is the kettle on the stove?").
     - ``count``: what a "how many" question counts (its words, singular), and ``count_colours``, the colours it
-      qualifies them with ("how many red cars" -> ("car",), ("red",)).
+      qualifies them with ("how many red cars" -> ("car",), ("red",)); ``counted``, the same as stems with the
+      question's other words (what a program may have counted instead), for the miscount check.
     - ``presence``: what a presence question looks for and whether it is negated.
     - ``place``: the options of a place question ("left or right of the photo").
     - ``knowledge``: a question about what is known of "this <thing>".
@@ -52,6 +53,7 @@ class QuestionFrame:
     subject: str | None = None
     count: tuple[str, ...] | None = None
     count_colours: tuple[str, ...] = ()
+    counted: at.Counted | None = None
     presence: at.Presence | None = None
     place: at.PlaceAsked | None = None
     knowledge: at.KnowledgeAsked | None = None
@@ -157,14 +159,8 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
     counted = at.counted_thing(text)
     count = count_colours = None
     if counted is not None:
-        words = _words(text)[2:]
-        phrase = []
-        for w in words:  # the counted phrase, as written, up to its first function word
-            if w in at._COUNT_PHRASE_END:
-                break
-            phrase.append(w)
-        count_colours = tuple(w for w in phrase if w in at.COLOR_WORDS)
-        things = [w for w in phrase if w not in at.COLOR_WORDS]
+        count_colours = tuple(w for w in counted.phrase if w in at.COLOR_WORDS)
+        things = [w for w in counted.phrase if w not in at.COLOR_WORDS]
         count = tuple(wn.singular(w) for w in things) or None
     category = asked_category(text) if spec.kind == "open" else None
     presence, place, knowledge = at.asked_presence(text), at.asked_place(text), at.asked_knowledge(text)
@@ -178,6 +174,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         subject=subject,
         count=count,
         count_colours=count_colours or (),
+        counted=counted,
         presence=presence,
         place=place,
         knowledge=knowledge,

@@ -36,11 +36,11 @@ from hydra_vr.agent.step import EpisodeState
 from hydra_vr.agent.strategies.hydra import execute
 from hydra_vr.agent.strategy import Episode
 from hydra_vr.agent.types import EpisodeResult, Option, StepTrace
-from hydra_vr.answer_types import expected_type
 from hydra_vr.controller.base import REPLAN, Controller, ControllerState
 from hydra_vr.controller.observation import ObservationEncoder, memory_tail
 from hydra_vr.datasets import Sample
 from hydra_vr.memory import MemoryEntry, StateMemoryBank
+from hydra_vr.question.frame import parse
 from hydra_vr.training.episodes import OptionOutcome, RecordedEpisode, RecordedOption, RecordedRound, RecordedStep
 from hydra_vr.training.reward import reward_metric
 
@@ -152,8 +152,9 @@ class EpisodeRecorder:
         _, reasoner, summarizer = agent.roles(task)  # type: ignore[arg-type]
         bank = StateMemoryBank(log.bank.query, max_chars=log.bank.max_chars)
         EpisodeState.save(log.bank, log.codes).restore(bank, self.side_runner, image)
-        spec = expected_type(sample.query, sample.choices) if task == "vqa" else None
-        episode = Episode(image, sample.query, task, spec,  # type: ignore[arg-type]
+        frame = parse(sample.query, sample.choices) if task == "vqa" else None
+        spec = frame.answer if frame is not None else None
+        episode = Episode(image, sample.query, task, frame,  # type: ignore[arg-type]
                           EpisodeResult(sample.query, task, image, agent.config.mode, None, [], []))  # type: ignore[arg-type]
         out = execute(side, reasoner, episode, instruction, bank)
         if task == "grounding":

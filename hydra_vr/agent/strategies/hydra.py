@@ -41,7 +41,7 @@ class HydraStrategy:
 
     def run(self, ctx: HydraAgent, episode: Episode) -> None:
         planner, reasoner, summarizer = ctx.roles(episode.task)
-        query, task, spec, result = episode.query, episode.task, episode.spec, episode.result
+        query, task, frame, spec, result = episode.query, episode.task, episode.frame, episode.spec, episode.result
         memory = StateMemoryBank(query)
         calls: list = []  # every vision call of the episode: a 0 or "no" resting on a blind find() is refused
         max_steps = ctx.max_steps
@@ -57,7 +57,7 @@ class HydraStrategy:
             # The planner may answer from memory; trusted only when it proposes no further step
             # (with options beside it, the summarizer, which just said "continue", is the judge).
             direct = spec.coerce(direct) if direct and spec is not None else None
-            if direct and check_answer(spec, direct, calls):
+            if direct and frame is not None and check_answer(frame, direct, calls):
                 direct = None
             if direct and not options and memory.entries and task == "vqa":
                 result.answer, result.answer_source = direct, "planner"
@@ -88,7 +88,7 @@ class HydraStrategy:
             else:
                 d = summarizer.decide(query, memory.render(), spec)
                 decision, answer = d.kind, d.answer
-                blind = check_answer(spec, answer, calls) if answer and spec is not None else None
+                blind = check_answer(frame, answer, calls) if answer and frame is not None else None
                 if blind:
                     decision, answer = "continue", None
                 for note in (d.note, blind):
@@ -130,7 +130,7 @@ def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: st
         ctx.runner, episode.image_path,
         lambda previous, error: reasoner.write(episode.query, instruction, memory.render(), memory.variables_text(),  # type: ignore[attr-defined]
                                                previous_code=previous, error=error),
-        task=episode.task, spec=episode.spec, max_retries=ctx.config.max_code_retries,
+        task=episode.task, frame=episode.frame, max_retries=ctx.config.max_code_retries,
         fallback_code=fallback_program(episode.query, episode.task), earlier=memory.entries,
         expression=episode.query if episode.task == "grounding" else None)
 
@@ -138,10 +138,10 @@ def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: st
 def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: StateMemoryBank, calls: list | None = None) -> None:
     """The answer when the steps gave none that fits: the final-answer role (multi-step modes), then
     the best typed guess, then ``simple_query`` on the whole image."""
-    assert episode.spec is not None
+    assert episode.frame is not None and episode.spec is not None
     if ctx.max_steps > 1:
         answer = summarizer.final_answer(episode.query, memory.render(), memory.guesses(), episode.spec)
-        if answer is not None and not check_answer(episode.spec, answer, calls or []):
+        if answer is not None and not check_answer(episode.frame, answer, calls or []):
             episode.result.answer, episode.result.answer_source = answer, "final_answer"
             return
     typed_fallback(ctx, episode, memory.guesses(), role="hydra")

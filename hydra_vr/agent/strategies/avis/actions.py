@@ -23,6 +23,7 @@ from hydra_vr.llm.base import ChatMessage
 from hydra_vr.llm.typed import ask_typed
 from hydra_vr.memory import textualize_call
 from hydra_vr.prompts import render_prompt
+from hydra_vr.question.frame import QuestionFrame
 
 if TYPE_CHECKING:
     from hydra_vr.agent.loop import HydraAgent
@@ -148,9 +149,10 @@ def _focus_of(program: Any) -> Focus | None:
     return Focus(label, [float(x) for x in focus["box"]])
 
 
-def run_action(ctx: HydraAgent, image_path: str, task: Task, spec: AnswerSpec | None, action: str, query: str,
+def run_action(ctx: HydraAgent, image_path: str, task: Task, frame: QuestionFrame | None, action: str, query: str,
                focus: Focus | None, question: str, memory_text: str, facts: str) -> ActionOutcome:
-    """Execute one action and describe what it gave."""
+    """Execute one action and describe what it gave; ``frame``: the episode's question (None: grounding)."""
+    spec = frame.answer if frame is not None else None
     if action == "classify_box":
         return _classify(ctx, image_path, focus)
     if action == "recall":
@@ -161,7 +163,7 @@ def run_action(ctx: HydraAgent, image_path: str, task: Task, spec: AnswerSpec | 
     # Only a VQA action asking the episode's own question gives a typed guess.
     asks_question = action in ("vqa", "vqa_box") and clean(query) == clean(question)
     out = run_step(ctx.runner, image_path, lambda previous, error: code, task=task,
-                   spec=spec if asks_question else None, max_retries=0, fallback_code=None)
+                   frame=frame if asks_question else None, max_retries=0, fallback_code=None)
     program = out.program
     outcome = ActionOutcome(out.observation, out.code, out.attempts, result_dict(program), out.boxes, out.guess)
     tools = [c.tool for c in program.calls]

@@ -165,7 +165,7 @@ class Search:
             choice = self.planner.choose(msgs, feasible, self.check, self.default_query)
         t_plan = time.perf_counter()
         saved = EpisodeState.save(self.memory, self.programs), self.focus, list(self.programs)
-        out = run_action(ctx, episode.image_path, episode.task, episode.spec, choice.action, choice.query, self.focus,
+        out = run_action(ctx, episode.image_path, episode.task, episode.frame, choice.action, choice.query, self.focus,
                          episode.query, self.memory_text(), "; ".join(self.facts[-4:]))
         self.done.add(self._key(choice.action, choice.query))
         t_act = time.perf_counter()

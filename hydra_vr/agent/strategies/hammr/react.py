@@ -24,11 +24,11 @@ from hydra_vr.agent.strategies.hammr.agents import (
 from hydra_vr.agent.strategies.hammr.tools import boxes_text, call_llm_tool, describe_text, describe_variable
 from hydra_vr.agent.strategy import Episode
 from hydra_vr.agent.types import EpisodeResult, StepTrace
-from hydra_vr.answer_types import AnswerSpec, expected_type
 from hydra_vr.llm.base import ChatMessage
 from hydra_vr.llm.typed import parse_json_reply
 from hydra_vr.llm.wrapper import usage_since, usage_snapshot
 from hydra_vr.memory.textualizer import textualize_call
+from hydra_vr.question.frame import QuestionFrame, parse
 
 if TYPE_CHECKING:
     from hydra_vr.agent.loop import HydraAgent
@@ -119,8 +119,8 @@ class HammrRun:
     def run_agent(self, spec: AgentSpec, question: str, depth: int, stack: tuple[str, ...]) -> AgentAnswer:
         """Thought -> Act -> Observe until Finish or the step limit; then a direct answer from what was observed."""
         llm = self.ctx.llm
-        answer_spec = self._answer_spec(spec, question)
-        messages = [*self._prefix(spec), ChatMessage("user", question_prompt(question, answer_spec))]
+        frame = self._frame(spec, question)
+        messages = [*self._prefix(spec), ChatMessage("user", question_prompt(question, frame.answer if frame else None))]
         found = _Findings()
         for _ in range(self.options.max_steps):
             t0, usage0 = time.perf_counter(), usage_snapshot(llm)
@@ -133,7 +133,7 @@ class HammrRun:
                 said = f"Thought: {reply.thought}" if reply.thought else "(no Thought, no Act)"
             elif reply.finish is not None:
                 step.action = said = f"Finish: {reply.finish}"
-                done, step.observation = self._finish(spec, reply.finish, answer_spec)
+                done, step.observation = self._finish(spec, reply.finish, frame)
                 if done is not None:
                     step.decision, step.guess, step.boxes = "answer", done.answer, done.boxes
                     step.seconds = {"total": time.perf_counter() - t0}
@@ -149,7 +149,7 @@ class HammrRun:
             step.seconds = {"total": time.perf_counter() - t0}
             thought = f"Thought: {reply.thought}\n" if reply.thought and not said.startswith("Thought") else ""
             messages += [ChatMessage("assistant", thought + said), ChatMessage("user", f"Observe: {step.observation}")]
-        return self._budget(spec, question, answer_spec, depth, found)
+        return self._budget(spec, question, frame, depth, found)
 
     def _act(self, spec: AgentSpec, line: str, depth: int, stack: tuple[str, ...], step: StepTrace,
              found: _Findings) -> tuple[str, bool]:
@@ -185,7 +185,7 @@ class HammrRun:
 
     def _vision_act(self, act: Act, step: StepTrace, found: _Findings) -> str:
         ep = self.episode
-        out = run_step(self.ctx.runner, ep.image_path, lambda previous, error: act.code, task=ep.task, spec=None, max_retries=0,
+        out = run_step(self.ctx.runner, ep.image_path, lambda previous, error: act.code, task=ep.task, frame=None, max_retries=0,
                        fallback_code=None)
         step.code = act.code if act.code != act.line else ""
         step.result = result_dict(out.program)
@@ -227,7 +227,7 @@ class HammrRun:
             found.guesses.append(out.answer)
         return f"{callee.name} answered {out.answer!r}; " + describe_variable(self.known[target])
 
-    def _finish(self, spec: AgentSpec, text: str, answer_spec: AnswerSpec | None) -> tuple[AgentAnswer | None, str]:
+    def _finish(self, spec: AgentSpec, text: str, frame: QuestionFrame | None) -> tuple[AgentAnswer | None, str]:
         """The agent's answer if it fits (a patch for grounding, the expected type otherwise), else why not."""
         value = text.strip().strip("`\"' ")
         var = self.known.get(value) if value.isidentifier() else None
@@ -237,19 +237,20 @@ class HammrRun:
                 holder = value if var and var.get("box") is not None else f"{value}[0]"  # a list of patches: its first
                 return AgentAnswer(f"{value} at {boxes_text(patch_boxes)}", spec.role, holder, patch_boxes), f"box {boxes_text(patch_boxes)}"
             return None, "Refused: Finish with the variable that holds the object's patch (for example Finish: man)"
-        assert answer_spec is not None
+        assert frame is not None
+        answer_spec = frame.answer
         if patch_boxes:
             return None, f"Refused: '{value}' holds a patch, not an answer: ask about it (simple_query) and Finish with words"
         if var is not None:
             value = self._value(ast.Name(id=value, ctx=ast.Load()))
         typed = answer_spec.coerce(value)
-        reason = check_answer(answer_spec, typed, self.calls) if typed is not None else \
+        reason = check_answer(frame, typed, self.calls) if typed is not None else \
             answer_spec.check(value) or f"{value!r} does not answer the question"
         if typed is None or reason:
             return None, f"Refused: {reason} Keep going: use a tool, or Finish with {answer_spec.describe()}"
         return AgentAnswer(typed, spec.role, var["name"] if var else None), f"answer: {typed}"
 
-    def _budget(self, spec: AgentSpec, question: str, answer_spec: AnswerSpec | None, depth: int, found: _Findings) -> AgentAnswer:
+    def _budget(self, spec: AgentSpec, question: str, frame: QuestionFrame | None, depth: int, found: _Findings) -> AgentAnswer:
         """Step limit without a Finish: a direct answer from what was observed, marked as such."""
         t0 = time.perf_counter()
         step = self._trace(spec.role, depth, "(budget exhausted) answer from what was observed", decision="budget",
@@ -267,9 +268,9 @@ class HammrRun:
             step.observation = f"fallback find: {boxes_text(boxes)}" if boxes else "fallback find: no box"
             step.seconds = {"total": time.perf_counter() - t0}
             return AgentAnswer(f"{len(boxes)} box" if boxes else None, "budget exhausted: fallback find", None, boxes)
-        assert answer_spec is not None
+        assert frame is not None
         ep = self.episode
-        sub = Episode(ep.image_path, question, "vqa", answer_spec,
+        sub = Episode(ep.image_path, question, "vqa", frame,
                       EpisodeResult(query=question, task="vqa", image=ep.image_path, mode=ep.result.mode, answer=None, boxes=[],
                                     steps=ep.result.steps))  # shared steps: a whole-image fallback lands in this trace
         typed_fallback(self.ctx, sub, found.guesses, role=spec.role, depth=depth)
@@ -285,13 +286,15 @@ class HammrRun:
             self.prefixes[key] = [ChatMessage("system", system_prompt(spec, self.agents)), *example_turns(spec)]
         return self.prefixes[key]
 
-    def _answer_spec(self, spec: AgentSpec, question: str) -> AnswerSpec | None:
+    def _frame(self, spec: AgentSpec, question: str) -> QuestionFrame | None:
+        """The frame of the question an agent answers: the episode's own (parsed once, with the dataset's
+        choices) when it is the episode's question, else the sub-question's, parsed here once."""
         if spec.returns == "box":
             return None
         ep = self.episode
-        if ep.spec is not None and question.strip() == ep.query.strip():
-            return ep.spec  # keeps the dataset's choices
-        return expected_type(question)
+        if ep.frame is not None and question.strip() in ("", ep.query.strip()):
+            return ep.frame
+        return parse(question if question.strip() else ep.query)
 
     def _learn(self, program: Any) -> None:
         for v in program.variables:

@@ -129,7 +129,7 @@ class _Run:
         t = self._start()
         skills = "" if opts.no_skills else skill_text(task.skills)
         out = run_worker(self.recorder.role("worker"), self.workers, ctx.runner, episode.image_path, task, image, skills=skills,
-                         episode_task=episode.task, spec=episode.spec, max_retries=ctx.config.max_code_retries,
+                         episode_task=episode.task, frame=episode.frame, max_retries=ctx.config.max_code_retries,
                          question=episode.query if opts.no_scope else "",
                          history="\n\n".join(self.history) if opts.no_scope else "")
         made = self._keep_crop(task, out) if task.expected_output == "image" else None
@@ -177,7 +177,7 @@ class _Run:
             expected = "box" if self.grounding and i == len(self.manager.plan) else "text"
             task = WorkerTask(worker_id=i, image_index=0, instruction=step, tools=["code"], expected_output=expected)
             out = run_worker(agent, self.workers, ctx.runner, episode.image_path, task, whole, skills="", episode_task=episode.task,
-                             spec=episode.spec, max_retries=ctx.config.max_code_retries, question=episode.query,
+                             frame=episode.frame, max_retries=ctx.config.max_code_retries, question=episode.query,
                              history="\n\n".join(self.history) or "none")
             self._collect(task, out)
             trace = full_trace(task, 0, out)
@@ -203,10 +203,10 @@ class _Run:
             if not result.boxes:
                 fallback_box(self.ctx, episode, role=role)
             return
-        spec = episode.spec
-        assert spec is not None
-        reply = self.manager.final_answer(spec)
-        blind = check_answer(spec, reply.answer, self.calls) if reply.answer is not None else None
+        frame = episode.frame
+        assert frame is not None
+        reply = self.manager.final_answer(frame.answer)
+        blind = check_answer(frame, reply.answer, self.calls) if reply.answer is not None else None
         if blind:
             reply.reasons.append(blind)
             reply.answer = None

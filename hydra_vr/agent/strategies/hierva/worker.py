@@ -17,11 +17,12 @@ from hydra_vr.agent.parsing import extract_code
 from hydra_vr.agent.step import ProgramRunner, StepOutcome, run_step
 from hydra_vr.agent.strategies.hierva.task import WorkerTask
 from hydra_vr.agent.types import Task
-from hydra_vr.answer_types import AnswerSpec, clean
+from hydra_vr.answer_types import clean
 from hydra_vr.api.spec import render_api
 from hydra_vr.llm.base import ChatMessage, ChatModel
 from hydra_vr.memory.textualizer import textualize_call
 from hydra_vr.prompts import load_examples, render_prompt
+from hydra_vr.question.frame import QuestionFrame
 
 _WHOLE_IMAGE_PATCH = re.compile(r"ImagePatch\(\s*image\s*\)")
 MAX_SUMMARY_CHARS = 160
@@ -95,7 +96,7 @@ def run_worker(
     *,
     skills: str,
     episode_task: Task,
-    spec: AnswerSpec | None,
+    frame: QuestionFrame | None,
     max_retries: int,
     question: str = "",
     history: str = "",
@@ -110,7 +111,7 @@ def run_worker(
         res = llm.chat([*prompts.prefix, ChatMessage("user", user)], max_tokens=max_tokens)
         return scope_code(extract_code(res.text), image)
 
-    return run_step(runner, image_path, write, task=episode_task, spec=spec, max_retries=max_retries,
+    return run_step(runner, image_path, write, task=episode_task, frame=frame, max_retries=max_retries,
                     fallback_code=fallback_code(task, image, question))
 
 
