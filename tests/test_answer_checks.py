@@ -113,3 +113,22 @@ def test_checks_read_the_parsed_frame_and_one_check_runs_by_name() -> None:
     kettles = [_find("kettle", [[1, 1, 4, 4]])]
     assert checks.check_answer(parse("Is there not a kettle?"), "yes", kettles) is not None
     assert checks.check_answer(parse("Is there not a kettle?"), "no", kettles) is None
+
+
+def test_a_presence_answer_needs_a_call_that_looked_for_the_thing() -> None:
+    frame = parse("Is there a hexagon drawn on the card?")
+    objects = [_find("object", [[0, 0, 9, 9]])]  # "objects" were found: nothing was looked for in particular
+    reason = checks.check_answer(frame, "yes", objects)
+    assert reason is not None and "no tool looked for it" in reason and "find('object')" in reason
+    assert checks.check_answer(frame, "yes", []) is not None  # answered from nothing
+    assert checks.check_answer(frame, "yes", [_find("hexagon", [[0, 0, 9, 9]])]) is None
+    assert checks.check_answer(frame, "no", [_query("Is a hexagon on the card?", "no")]) is None
+    # a search for a kind, a group or a sibling of the thing is a search for it (WordNet)
+    assert checks.check_answer(parse("Are there geese on the pond?"), "yes", [_find("bird", [[1, 1, 5, 5]])]) is None
+    assert checks.check_answer(parse("Is a woman standing there?"), "no", [_find("people", [])]) is None
+    # what a search returned counts: find("animal") came back with a squirrel
+    squirrel = ToolCallRecord("find", {"name": "animal"}, [Detection(Box(1, 1, 5, 5), "squirrel", 0.8, "test")], 1.0, {})
+    assert checks.check_answer(parse("Is there a squirrel?"), "yes", [squirrel]) is None
+    # a colour is looked for by name ("red" for "a red shape"); a question with nothing particular is left alone
+    assert checks.check_answer(parse("Is there a red shape?"), "no", [_find("red", [])]) is None
+    assert checks.check_answer(parse("Is there anything on the table?"), "yes", []) is None

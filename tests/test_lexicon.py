@@ -49,3 +49,14 @@ def test_missing_data_is_a_clear_error(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("HYDRA_VR_WORDNET", str(tmp_path))
     with pytest.raises(wn.WordNetMissing, match="holds no WordNet data"):
         wn.wordnet_root()
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ("wolf", "animal", True), ("kettle", "kettle", True), ("geese", "bird", True),  # a kind, the word, a plural
+    ("women", "people", True), ("sailor", "people", True),  # a member of the group (through person)
+    ("mug", "cup", True), ("sofa", "couch", True), ("car", "truck", True),  # kinds of one thing, one thing
+    ("wolf", "kettle", False), ("owl", "hammer", False),
+    ("hammer", "object", False), ("object", "object", True),  # "object" names nothing in particular
+])
+def test_related_nouns_can_name_the_same_thing(a: str, b: str, expected: bool) -> None:
+    assert wn.related(a, b) is expected

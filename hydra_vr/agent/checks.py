@@ -18,7 +18,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hydra_vr.answer_types import AnswerSpec, against_search, asked_knowledge, expected_type, miscount
+from hydra_vr.api.colors import is_color_name
 from hydra_vr.api.tools import search_settles
+from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.question.frame import QuestionFrame
 
 
@@ -142,6 +144,49 @@ def _place_from_depth(ev: Evidence, frame: QuestionFrame | None, answer: str) ->
             "compare its box (horizontal_center, vertical_center) with the image's, or ask the question as given")
 
 
+# Calls that say nothing about what is in the photo: knowledge, depth, focus.
+_NOT_LOOKING = frozenset({"llm_query", "compute_depth", "focus", "is_blurry"})
+
+
+def _looked_at(calls: Sequence[Any]) -> tuple[set[str], list[str]]:
+    """(every word the calls that look at the photo name or return: find/exists names, the words of
+    simple_query questions, verify_property names and properties, match options, detected labels; the
+    searches in order, for the message)."""
+    words: set[str] = set()
+    searches: list[str] = []
+    for c in calls:
+        if c.tool in _NOT_LOOKING:
+            continue
+        text = " ".join(str(v) for v in (c.args or {}).values())
+        words.update(re.findall(r"[a-z]+", text.lower()))
+        if c.tool in ("find", "exists"):
+            searches.append(f"{c.tool}({c.args.get('name')!r})")
+        else:
+            searches.append(c.tool)
+        if c.tool == "find":
+            words.update(w for d in (c.result or []) for w in re.findall(r"[a-z]+", str(getattr(d, "label", "")).lower()))
+    return words, searches
+
+
+def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    """A yes or no to "is there a <thing>?" where no call looked for the thing: no find of it or of a kind
+    of it (WordNet), no question about it, no detection of it. A summarizer reading "3 objects found" answers
+    yes to any thing; a planner answers from nothing."""
+    assert frame is not None
+    if frame.presence is None or answer not in ("yes", "no"):
+        return None
+    thing = [w for w in re.findall(r"[a-z]+", frame.presence.thing.lower())
+             if w not in wn.GENERIC_NOUNS and (wn.is_noun(w) or is_color_name(w))]
+    if not thing:
+        return None  # "is there anything": every search is about it
+    seen, searches = _looked_at(ev.calls)
+    for w in thing:
+        if w in seen or any(wn.related(w, s) for s in seen if wn.is_noun(s) and not is_color_name(s)):
+            return None
+    return (f"{answer!r} says whether there is {frame.presence.thing}, but no tool looked for it "
+            f"(searches: {', '.join(searches) or 'none'}); find({frame.presence.thing!r}) or ask simple_query whether there is one")
+
+
 # ImagePatch(image, 100, 100, 200, 200) or .crop(10, 20, 300, 400): a box of numbers the program wrote itself
 _LITERAL_BOX = re.compile(r"(?:ImagePatch\(\s*\w+\s*|\.crop\(\s*)(?:,\s*)?(?:[xy][12]\s*=\s*)?-?\d+(?:\.\d+)?\s*,\s*"
                           r"(?:[xy][12]\s*=\s*)?-?\d+(?:\.\d+)?\s*,\s*(?:[xy][12]\s*=\s*)?-?\d+(?:\.\d+)?\s*,\s*"
@@ -164,6 +209,8 @@ def _literal_box(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str 
 ANSWER_CHECKS: tuple[Check, ...] = (
     Check("unfounded_negative", "a 0, no or yes that rests only on a find() no tool could do",
           frozenset({"number", "yesno"}), _unfounded_negative),
+    Check("presence_unsearched", "a yes/no to a presence question where no tool looked for the thing",
+          frozenset({"yesno"}), _presence_unsearched),
     Check("miscount", "a count of another thing than the one the question counts", frozenset({"number"}), _miscount),
     Check("against_search", "a yes/no to a negated presence question that contradicts the finds", frozenset({"yesno"}),
           _against_search),

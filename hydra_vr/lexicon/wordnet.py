@@ -160,6 +160,43 @@ def word_is_a(word: str, category: str) -> bool:
     return any(is_a(s, category) for s in wordnet().synsets(_key(word), "n"))
 
 
+# Nouns that name no thing in particular: a search for "objects" is not a search for a dog, although every
+# dog is an object.
+GENERIC_NOUNS = frozenset({"thing", "object", "item", "stuff", "entity", "anything", "something", "everything"})
+
+
+def _member_of(synset: Any, group: Any) -> bool:
+    """Whether ``synset`` or a kind it is belongs to ``group`` (a woman is a person, a member of people)."""
+    return any(group in a.member_holonyms() for a in _ancestors(synset))
+
+
+def _base_senses(word: str) -> tuple[Any, ...]:
+    """:func:`noun_senses` of every base form WordNet gives a word ("men" is the work force, and men)."""
+    forms = dict.fromkeys([_key(word), *wordnet()._morphy(_key(word), "n")])
+    return tuple(dict.fromkeys(s for f in forms for s in noun_senses(f)))
+
+
+def related(a: str, b: str) -> bool:
+    """Whether two nouns can name the same thing in a photo, in their everyday senses (:func:`noun_senses`):
+    the same word (singular), one a kind of the other (a squirrel, an animal), a member and its group (a
+    person, people), or kinds of the same thing (a mug and a cup are both drinking vessels). A word of
+    :data:`GENERIC_NOUNS` is related to nothing but itself."""
+    a, b = singular(a.lower().strip()), singular(b.lower().strip())
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    if a in GENERIC_NOUNS or b in GENERIC_NOUNS:
+        return False
+    left, right = _base_senses(a), _base_senses(b)
+    for x in left:
+        for y in right:
+            if (y in _ancestors(x) or x in _ancestors(y) or _member_of(x, y) or _member_of(y, x)
+                    or not set(x.hypernyms()).isdisjoint(y.hypernyms())):
+                return True
+    return False
+
+
 def synset_of_offset(offset: int) -> Any:
     """The noun synset at WordNet 3.0 ``offset`` (an ImageNet id ``n02123045`` is offset 2123045)."""
     return wordnet().synset_from_pos_and_offset("n", offset)
