@@ -254,7 +254,8 @@ def _counting_rule(seen: list[str]):
     def rule(messages):
         if "You write short Python programs" in messages[0].content:
             seen.append(re.search(r"Query: (.*)", messages[-1].content).group(1))
-            return "```python\nfinal_answer = 'no'\n```"  # these are yes/no questions: a typed answer
+            # these are yes/no questions about shapes: a typed answer after a search (a "no" from nothing is refused)
+            return "```python\nshapes = ImagePatch(image).find('shape')\nfinal_answer = 'no'\n```"
         return PLAN
 
     return rule

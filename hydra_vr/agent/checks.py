@@ -169,22 +169,27 @@ def _looked_at(calls: Sequence[Any]) -> tuple[set[str], list[str]]:
 
 
 def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
-    """A yes or no to "is there a <thing>?" where no call looked for the thing: no find of it or of a kind
-    of it (WordNet), no question about it, no detection of it. A summarizer reading "3 objects found" answers
-    yes to any thing; a planner answers from nothing."""
+    """A yes or no to "is there a <thing>?" that no call could tell. That the thing is there needs a call about
+    it: a find of it or of a kind, group or sibling of it (WordNet), a question naming it, a detection of it.
+    That it is not there needs at least a search (a find of anything shows what is there). A summarizer
+    reading "3 objects found" answers yes to any thing; a planner answers from nothing."""
     assert frame is not None
-    if frame.presence is None or answer not in ("yes", "no"):
+    presence = frame.presence
+    if presence is None or answer not in ("yes", "no"):
         return None
-    thing = [w for w in re.findall(r"[a-z]+", frame.presence.thing.lower())
+    thing = [w for w in re.findall(r"[a-z]+", presence.thing.lower())
              if w not in wn.GENERIC_NOUNS and (wn.is_noun(w) or is_color_name(w))]
     if not thing:
         return None  # "is there anything": every search is about it
     seen, searches = _looked_at(ev.calls)
-    for w in thing:
-        if w in seen or any(wn.related(w, s) for s in seen if wn.is_noun(s) and not is_color_name(s)):
-            return None
-    return (f"{answer!r} says whether there is {frame.presence.thing}, but no tool looked for it "
-            f"(searches: {', '.join(searches) or 'none'}); find({frame.presence.thing!r}) or ask simple_query whether there is one")
+    if any(w in seen or any(wn.related(w, s) for s in seen if wn.is_noun(s) and not is_color_name(s)) for w in thing):
+        return None
+    says_there = (answer == "yes") != presence.negated
+    if not says_there and searches:
+        return None
+    claim = "there is" if says_there else "there is no"
+    return (f"{answer!r} says {claim} {presence.thing}, but no tool looked for it (searches: {', '.join(searches) or 'none'}); "
+            f"find({presence.thing!r}) or ask simple_query whether there is one")
 
 
 # ImagePatch(image, 100, 100, 200, 200) or .crop(10, 20, 300, 400): a box of numbers the program wrote itself
@@ -209,7 +214,7 @@ def _literal_box(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str 
 ANSWER_CHECKS: tuple[Check, ...] = (
     Check("unfounded_negative", "a 0, no or yes that rests only on a find() no tool could do",
           frozenset({"number", "yesno"}), _unfounded_negative),
-    Check("presence_unsearched", "a yes/no to a presence question where no tool looked for the thing",
+    Check("presence_unsearched", "a yes/no to a presence question that no call could tell (nothing looked for the thing)",
           frozenset({"yesno"}), _presence_unsearched),
     Check("miscount", "a count of another thing than the one the question counts", frozenset({"number"}), _miscount),
     Check("against_search", "a yes/no to a negated presence question that contradicts the finds", frozenset({"yesno"}),

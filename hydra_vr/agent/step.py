@@ -396,12 +396,13 @@ def repeated_step(code: str, earlier: Sequence[MemoryEntry]) -> MemoryEntry | No
 
 
 def result_dict(program: Any) -> dict[str, Any]:
-    """A ProgramResult as trace JSON."""
+    """A ProgramResult as trace JSON; ``calls`` are the tool calls themselves, so the answer checks can run on a
+    stored run again (``benchmarks/replay_checks.py``)."""
     return {
         "ok": program.ok, "error_kind": program.error_kind, "error": program.error,
         "final_answer": program.final_answer if program.has_final_answer else None,
         "variables": [v.to_dict() for v in program.variables], "stdout": program.stdout[:2000],
-        "tool_calls": program.tool_calls,
+        "tool_calls": program.tool_calls, "calls": [c.to_dict() for c in program.calls],
     }
 
 

@@ -167,3 +167,41 @@ class ToolCallRecord:
     result: Any
     ms: float
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The call as trace JSON, enough to run the answer checks on it again offline: detections and answers
+        keep their fields, other results their plain value (or repr), meta its plain values."""
+        return {"tool": self.tool, "args": _plain(self.args), "result": _result_dict(self.result),
+                "ms": round(self.ms, 1), "meta": _plain(self.meta)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ToolCallRecord:
+        """A call back from :meth:`to_dict` (detections and answers as objects again)."""
+        result = data.get("result")
+        if isinstance(result, dict) and result.get("type") == "detections":
+            result = [Detection(Box(*d["box"]), d["label"], float(d["score"]), d.get("source", ""), d.get("query", ""),
+                                d.get("text")) for d in result["items"]]
+        elif isinstance(result, dict) and result.get("type") == "answer":
+            result = Answer(result["text"], result.get("source", ""), result.get("evidence", ""), result.get("score"))
+        return cls(str(data["tool"]), dict(data.get("args") or {}), result, float(data.get("ms") or 0.0),
+                   dict(data.get("meta") or {}))
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with only JSON types (anything else as its repr)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    to_dict = getattr(value, "to_dict", None)
+    return _plain(to_dict()) if callable(to_dict) else repr(value)
+
+
+def _result_dict(result: Any) -> Any:
+    if isinstance(result, (list, tuple)) and result and all(isinstance(r, Detection) for r in result):
+        return {"type": "detections", "items": [r.to_dict() for r in result]}
+    if isinstance(result, Answer):
+        return {"type": "answer", **result.to_dict()}
+    return _plain(result)

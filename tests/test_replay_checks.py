@@ -1,0 +1,60 @@
+"""benchmarks/replay_checks.py and the tool calls a trace keeps: checks run again on a stored run, offline."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from hydra_vr.api.types import Answer, Box, Detection, ToolCallRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("replay_checks", ROOT / "benchmarks" / "replay_checks.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_tool_call_survives_the_trace_json():
+    det = Detection(Box(1, 2, 30, 40), "kettle", 0.87654, "nanodet", query="kettle")
+    calls = [ToolCallRecord("find", {"name": "kettle"}, [det], 12.34, {"unsearchable": False, "mapping": "class kettle"}),
+             ToolCallRecord("simple_query", {"question": "Is it steaming?"}, Answer("yes", "describe", "steam seen"), 3.0),
+             ToolCallRecord("compute_depth", {"box": [1, 2, 3, 4]}, 0.25, 1.0)]
+    back = [ToolCallRecord.from_dict(json.loads(json.dumps(c.to_dict()))) for c in calls]
+    assert back[0].result[0].label == "kettle" and back[0].result[0].box.to_list() == [1.0, 2.0, 30.0, 40.0]
+    assert back[0].meta == {"unsearchable": False, "mapping": "class kettle"}
+    assert back[1].result == Answer("yes", "describe", "steam seen") and back[2].result == 0.25
+
+
+def _write_run(folder: Path, samples: list[tuple[str, str, float, list[ToolCallRecord]]]) -> Path:
+    (folder / "traces").mkdir(parents=True)
+    lines = []
+    for i, (query, prediction, score, calls) in enumerate(samples):
+        trace = {"query": query, "steps": [{"code": "...", "result": {"calls": [c.to_dict() for c in calls]}}]}
+        (folder / "traces" / f"s{i}.json").write_text(json.dumps(trace), encoding="utf-8")
+        lines.append(json.dumps({"id": f"s{i}", "task": "vqa", "query": query, "prediction": prediction, "score": score,
+                                 "trace": f"traces/s{i}.json", "gt": {}}))
+    (folder / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_each_check_is_replayed_on_the_final_answers(tmp_path, capsys):
+    mod = _module()
+    plate = ToolCallRecord("find", {"name": "plate"}, [Detection(Box(0, 0, 9, 9), "plate", 0.9, "t")], 1.0)
+    run = _write_run(tmp_path / "run", [
+        ("Is there a spoon on the plate?", "yes", 0.0, [plate]),  # nothing looked for a spoon: fires, on a wrong answer
+        ("Is there a plate?", "yes", 1.0, [plate]),  # looked: does not fire
+        ("How many forks are there?", "1", 1.0, [plate]),  # a count: presence_unsearched does not apply
+    ])
+    rows, unstored = mod.replay_run(run)
+    fired = [(r["id"], r["check"]) for r in rows if r["fired"]]
+    assert ("s0", "presence_unsearched") in fired and all(i != "s1" for i, _ in fired) and unstored == 0
+    assert not any(r["check"] == "presence_unsearched" for r in rows if r["id"] == "s2")
+    assert mod.main([str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "| presence_unsearched | 2 | 1 | 0 | 1 |" in out
+    assert mod.main([str(tmp_path / "nowhere")]) == 2
