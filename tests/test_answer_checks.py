@@ -119,7 +119,7 @@ def test_a_presence_answer_needs_a_call_that_looked_for_the_thing() -> None:
     frame = parse("Is there a hexagon drawn on the card?")
     objects = [_find("object", [[0, 0, 9, 9]])]  # "objects" were found: nothing was looked for in particular
     reason = checks.check_answer(frame, "yes", objects)
-    assert reason is not None and "no tool looked for it" in reason and "find('object')" in reason
+    assert reason is not None and "no tool call showed that" in reason and "find('object')" in reason
     assert checks.check_answer(frame, "yes", []) is not None  # answered from nothing
     assert checks.check_answer(frame, "yes", [_find("hexagon", [[0, 0, 9, 9]])]) is None
     assert checks.check_answer(frame, "no", [_query("Is a hexagon on the card?", "no")]) is None
@@ -132,3 +132,15 @@ def test_a_presence_answer_needs_a_call_that_looked_for_the_thing() -> None:
     # a colour is looked for by name ("red" for "a red shape"); a question with nothing particular is left alone
     assert checks.check_answer(parse("Is there a red shape?"), "no", [_find("red", [])]) is None
     assert checks.check_answer(parse("Is there anything on the table?"), "yes", []) is None
+
+
+def test_a_question_that_takes_the_thing_as_given_shows_nothing_of_it() -> None:
+    frame = parse("Is there a green lamp?")
+    echo = [_query("What color is the green lamp?", "green")]  # the reply echoes the question
+    assert checks.check_answer(frame, "yes", echo) is not None
+    assert checks.check_answer(frame, "yes", [_query("Is there a green lamp?", "yes")]) is None
+    assert checks.check_answer(frame, "yes", [_query("What stands on the desk?", "a lamp")]) is None  # named unasked
+    # "there is none" needs a call that looked; one that found other things shows what is there
+    assert checks.check_answer(frame, "no", [_query("Is there a green lamp?", "yes")]) is not None
+    assert checks.check_answer(frame, "no", [_find("chair", [[0, 0, 4, 4]])]) is None
+    assert checks.check_answer(frame, "no", []) is not None

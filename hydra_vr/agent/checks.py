@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hydra_vr.answer_types import AnswerSpec, against_search, asked_knowledge, expected_type, miscount
+from hydra_vr.answer_types import AnswerSpec, against_search, asked_knowledge, expected_type, miscount, yesno_word
 from hydra_vr.api.colors import is_color_name
 from hydra_vr.api.tools import search_settles
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.question.frame import QuestionFrame
+from hydra_vr.question.frame import QuestionFrame, parse
 
 
 @dataclass(frozen=True)
@@ -144,52 +144,73 @@ def _place_from_depth(ev: Evidence, frame: QuestionFrame | None, answer: str) ->
             "compare its box (horizontal_center, vertical_center) with the image's, or ask the question as given")
 
 
-# Calls that say nothing about what is in the photo: knowledge, depth, focus.
-_NOT_LOOKING = frozenset({"llm_query", "compute_depth", "focus", "is_blurry"})
+def _names_it(words: Sequence[str], text: str) -> bool:
+    """Whether ``text`` names one of the thing's ``words``: the word itself (a colour too), or a noun WordNet
+    relates to it (a kind, a group or a sibling of it; :func:`hydra_vr.lexicon.wordnet.related`)."""
+    said = re.findall(r"[a-z]+", str(text).lower())
+    return any(w in said or (not is_color_name(w) and any(wn.related(w, s) for s in said if wn.is_noun(s)
+                                                            and not is_color_name(s))) for w in words)
 
 
-def _looked_at(calls: Sequence[Any]) -> tuple[set[str], list[str]]:
-    """(every word the calls that look at the photo name or return: find/exists names, the words of
-    simple_query questions, verify_property names and properties, match options, detected labels; the
-    searches in order, for the message)."""
-    words: set[str] = set()
-    searches: list[str] = []
-    for c in calls:
-        if c.tool in _NOT_LOOKING:
-            continue
-        text = " ".join(str(v) for v in (c.args or {}).values())
-        words.update(re.findall(r"[a-z]+", text.lower()))
-        if c.tool in ("find", "exists"):
-            searches.append(f"{c.tool}({c.args.get('name')!r})")
-        else:
-            searches.append(c.tool)
-        if c.tool == "find":
-            words.update(w for d in (c.result or []) for w in re.findall(r"[a-z]+", str(getattr(d, "label", "")).lower()))
-    return words, searches
+def _shows(words: Sequence[str], call: Any) -> str | None:
+    """What one tool call shows of the thing (``words``): "there" (it found or saw it), "none" (it looked and
+    did not), or None (it says nothing of the thing). A question that takes the thing as given ("What colour
+    is the brown shape?" -> "brown") shows nothing: its reply echoes the question."""
+    tool, args, result = call.tool, call.args or {}, call.result
+    if tool == "find":
+        found = list(result or [])
+        if any(_names_it(words, getattr(d, "label", "")) for d in found):
+            return "there"
+        if _names_it(words, args.get("name", "")):
+            return "there" if found else "none"
+        return "none" if found else None  # what a search found that is not the thing (a rectangle, no triangle)
+    if tool == "verify_property":
+        if _names_it(words, f"{args.get('name', '')} {args.get('property', '')}"):
+            return "there" if result is True else "none" if result is False else None
+        return None
+    if tool == "simple_query":
+        question, reply = str(args.get("question", "")), str(getattr(result, "text", result) or "")
+        asked = parse(question).presence if question.strip() else None
+        if asked is not None and _names_it(words, asked.thing):
+            said = yesno_word(reply)
+            if said is not None:
+                return "there" if (said == "yes") != asked.negated else "none"
+        if _names_it(words, reply) and not _names_it(words, question):
+            return "there"  # "What is on the table?" -> "a cup"
+    return None
 
 
 def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
-    """A yes or no to "is there a <thing>?" that no call could tell. That the thing is there needs a call about
-    it: a find of it or of a kind, group or sibling of it (WordNet), a question naming it, a detection of it.
-    That it is not there needs at least a search (a find of anything shows what is there). A summarizer
-    reading "3 objects found" answers yes to any thing; a planner answers from nothing."""
+    """A yes or no to "is there a <thing>?" that no call could tell. That the thing is there needs a call that
+    found or saw it: a find of it or of a kind, group or sibling of it (WordNet) that came back with
+    something, a detection labelled as it, a presence question about it answered so, a property verified
+    on it. That it is not there needs a call that looked (any search that came back: what it found is what
+    is there). A summarizer reading "3 objects found" answers yes to any thing; a planner answers from
+    nothing; a program that asked "What colour is the brown shape?" hears "brown" whether or not there is one."""
     assert frame is not None
     presence = frame.presence
     if presence is None or answer not in ("yes", "no"):
         return None
-    thing = [w for w in re.findall(r"[a-z]+", presence.thing.lower())
+    words = [w for w in re.findall(r"[a-z]+", presence.thing.lower())
              if w not in wn.GENERIC_NOUNS and (wn.is_noun(w) or is_color_name(w))]
-    if not thing:
+    if not words:
         return None  # "is there anything": every search is about it
-    seen, searches = _looked_at(ev.calls)
-    if any(w in seen or any(wn.related(w, s) for s in seen if wn.is_noun(s) and not is_color_name(s)) for w in thing):
-        return None
+    shown = {_shows(words, c) for c in ev.calls}
     says_there = (answer == "yes") != presence.negated
-    if not says_there and searches:
+    if presence.where and not says_there:
+        return None  # "no dog on the sofa": a dog found elsewhere does not contradict it
+    if ("there" if says_there else "none") in shown or (not says_there and "there" not in shown and _searched(ev.calls)):
         return None
+    looked = ", ".join(f"{c.tool}({next(iter((c.args or {}).values()), '')!r})" for c in ev.calls
+                       if c.tool in ("find", "simple_query", "verify_property")) or "none"
     claim = "there is" if says_there else "there is no"
-    return (f"{answer!r} says {claim} {presence.thing}, but no tool looked for it (searches: {', '.join(searches) or 'none'}); "
+    return (f"{answer!r} says {claim} {presence.thing}, but no tool call showed that (calls: {looked}); "
             f"find({presence.thing!r}) or ask simple_query whether there is one")
+
+
+def _searched(calls: Sequence[Any]) -> bool:
+    """Whether any call looked at the photo for things (a find, or a question to the VQA tool)."""
+    return any(c.tool in ("find", "simple_query") for c in calls)
 
 
 # ImagePatch(image, 100, 100, 200, 200) or .crop(10, 20, 300, 400): a box of numbers the program wrote itself
