@@ -161,6 +161,8 @@ def _shows(words: Sequence[str], call: Any) -> str | None:
         found = list(result or [])
         if any(_names_it(words, getattr(d, "label", "")) for d in found):
             return "there"
+        if not search_settles(len(found), call.meta or {}):
+            return None  # a detector's miss says nothing of the scene (NanoDet misses small boats)
         if _names_it(words, args.get("name", "")):
             return "there" if found else "none"
         return "none" if found else None  # what a search found that is not the thing (a rectangle, no triangle)
@@ -204,7 +206,9 @@ def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str)
     looked = ", ".join(f"{c.tool}({next(iter((c.args or {}).values()), '')!r})" for c in ev.calls
                        if c.tool in ("find", "simple_query", "verify_property")) or "none"
     claim = "there is" if says_there else "there is no"
-    return (f"{answer!r} says {claim} {presence.thing}, but no tool call showed that (calls: {looked}); "
+    shown_instead = "none" if says_there else "there"
+    why = "the calls showed the opposite" if shown_instead in shown else "no tool call showed that"
+    return (f"{answer!r} says {claim} {presence.thing}, but {why} (calls: {looked}); "
             f"find({presence.thing!r}) or ask simple_query whether there is one")
 
 
@@ -235,11 +239,11 @@ def _literal_box(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str 
 ANSWER_CHECKS: tuple[Check, ...] = (
     Check("unfounded_negative", "a 0, no or yes that rests only on a find() no tool could do",
           frozenset({"number", "yesno"}), _unfounded_negative),
-    Check("presence_unsearched", "a yes/no to a presence question that no call could tell (nothing looked for the thing)",
-          frozenset({"yesno"}), _presence_unsearched),
     Check("miscount", "a count of another thing than the one the question counts", frozenset({"number"}), _miscount),
     Check("against_search", "a yes/no to a negated presence question that contradicts the finds", frozenset({"yesno"}),
           _against_search),
+    Check("presence_unsearched", "a yes/no to a presence question that no call could tell (nothing looked for the thing)",
+          frozenset({"yesno"}), _presence_unsearched),
     Check("options_dropped", "a choice answered by a simple_query that did not name the choices", frozenset({"choice"}),
           _options_dropped),
     Check("place_from_depth", "where a thing lies in the photo decided by depth", frozenset({"choice", "open"}),
