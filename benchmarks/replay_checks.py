@@ -8,6 +8,11 @@ refused answer is not known offline). Use it to size a new check, or one switche
 ``--set answers.disable=[...]``, before spending an eval on it.
 
     python benchmarks/replay_checks.py RUN_DIR [RUN_DIR ...] [--json out.json]
+    python benchmarks/replay_checks.py RUN_DIR --without presence_unsearched
+
+``--without CHECK`` is the other direction: a run made WITH the check, scored as if the check were off. The
+loop is deterministic up to the first firing (temperature-0 planner and reasoner), so without the check the
+episode would have ended on the answer the check refused first; that answer is scored instead of the final one.
 
 Only aggregate figures are printed (``--show`` lists the firings: use it on dev runs only).
 """
@@ -83,6 +88,40 @@ def replay_run(run_dir: Path) -> tuple[list[dict[str, Any]], int]:
     return rows, unstored
 
 
+def without_check(run_dir: Path, check: str) -> dict[str, Any]:
+    """The run's VQA accuracy as made, and as it would have been without ``check``: each episode where it fired
+    scored on the answer it refused first (see the module docstring)."""
+    from hydra_vr.datasets import Sample
+    from hydra_vr.eval.scoring import score_sample
+
+    n = fired = 0
+    with_sum = without_sum = 0.0
+    for line in (run_dir / "results.jsonl").read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if record.get("task") != "vqa":
+            continue
+        n += 1
+        score = float(record.get("score") or 0.0)
+        with_sum += score
+        trace_path = run_dir / str(record.get("trace") or "")
+        firings = json.loads(trace_path.read_text(encoding="utf-8")).get("checks", []) if record.get("trace") and trace_path.is_file() else []
+        refused = next((f["answer"] for f in firings if f.get("check") == check), None)
+        if refused is None:
+            without_sum += score
+            continue
+        fired += 1
+        gt = record.get("gt") or {}
+        sample = Sample(id=str(record.get("id")), image_path=Path(str(record.get("image", ""))), query=str(record.get("query")),
+                        task="vqa", answers=list(gt.get("answers") or []), answer=gt.get("answer"), choices=gt.get("choices"),
+                        correct_choice=gt.get("correct_choice"))
+        without_sum += float(score_sample(sample, refused, [], str(record.get("dataset") or "")).score or 0.0)
+    pct = (lambda v: round(100 * v / n, 1) if n else None)
+    return {"run": str(run_dir), "vqa": n, "fired": fired, "with": pct(with_sum), "without": pct(without_sum)}
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     per: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     for r in rows:
@@ -102,7 +141,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("runs", type=Path, nargs="+", help="run folders written by hydra-vr eval --out")
     ap.add_argument("--json", type=Path, help="write every row here")
     ap.add_argument("--show", action="store_true", help="list each firing (dev runs only: never read test answers)")
+    ap.add_argument("--without", metavar="CHECK", help="score runs made with CHECK as if it were off")
     args = ap.parse_args(argv)
+    if args.without:
+        for run in args.runs:
+            if not (run / "results.jsonl").is_file():
+                print(f"{run} has no results.jsonl: not a hydra-vr eval run folder", file=sys.stderr)
+                return 2
+            got = without_check(run, args.without)
+            print(f"{got['run']}: {got['vqa']} VQA samples, {args.without} fired on {got['fired']}: "
+                  f"accuracy {got['with']} with it, {got['without']} without it")
+        return 0
     rows: list[dict[str, Any]] = []
     unstored = 0
     for run in args.runs:

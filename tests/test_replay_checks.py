@@ -58,3 +58,23 @@ def test_each_check_is_replayed_on_the_final_answers(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| presence_unsearched | 2 | 1 | 0 | 1 |" in out
     assert mod.main([str(tmp_path / "nowhere")]) == 2
+
+
+def test_a_run_is_scored_as_if_a_check_were_off(tmp_path, capsys):
+    # deterministic up to the first firing: without the check the episode ends on the answer it refused first
+    mod = _module()
+    run = tmp_path / "run"
+    (run / "traces").mkdir(parents=True)
+    samples = [("s0", "yes", 1.0, ["yes"], [{"check": "presence_unsearched", "answer": "no", "reason": "..."}]),
+               ("s1", "no", 0.0, ["yes"], [{"check": "presence_unsearched", "answer": "yes", "reason": "..."}]),
+               ("s2", "red", 1.0, ["red"], [])]
+    lines = []
+    for sid, prediction, score, answers, checks in samples:
+        (run / "traces" / f"{sid}.json").write_text(json.dumps({"checks": checks, "steps": []}), encoding="utf-8")
+        lines.append(json.dumps({"id": sid, "task": "vqa", "dataset": "user", "query": "Is there a vase?", "prediction": prediction,
+                                 "score": score, "gt": {"answers": answers}, "trace": f"traces/{sid}.json"}))
+    (run / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    got = mod.without_check(run, "presence_unsearched")
+    assert got == {"run": str(run), "vqa": 3, "fired": 2, "with": 66.7, "without": 66.7}
+    assert mod.main([str(run), "--without", "presence_unsearched"]) == 0
+    assert "fired on 2: accuracy 66.7 with it, 66.7 without it" in capsys.readouterr().out
