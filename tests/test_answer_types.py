@@ -19,17 +19,17 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
         ("Does the man have a beard or not?", "yesno", ("yes", "no")),
         ("Is the man on the left or the right?", "choice", ("left", "right")),
         ("Is the person on the left side or the right side of the image?", "choice", ("left", "right")),
-        ("Is the cup full or empty?", "choice", ("full", "empty")),
+        ("Is the glass full or empty?", "choice", ("full", "empty")),
         ("Is the door open or closed?", "choice", ("open", "closed")),
         ("Is it big or small?", "choice", ("big", "small")),
-        ("Are the lights on or off?", "choice", ("on", "off")),
+        ("Are the lamps on or off?", "choice", ("on", "off")),
         ("Is the man in front of or behind the car?", "choice", ("front", "behind")),
         ("Is the motorcycle red, blue, or green?", "choice", ("red", "blue", "green")),
         ("Is the shirt dark blue or light blue?", "choice", ("dark blue", "light blue")),
         ("Which is bigger, the bus or the car?", "choice", ("bus", "car")),
         ("Who is taller, the man or the woman?", "choice", ("man", "woman")),
-        ("Which way is the motorcycle facing, left or right?", "choice", ("left", "right")),
-        ("Is this photo in color or black and white?", "choice", ("color", "black and white")),
+        ("Which way is the scooter facing, left or right?", "choice", ("left", "right")),
+        ("Is this picture in color or black and white?", "choice", ("color", "black and white")),
         ("Is the cat sleeping or awake and alert?", "choice", ("sleeping", "awake")),
         ("Which is biggest, the bus, the car or the bike?", "choice", ("bus", "car", "bike")),
         ("What is he holding, a phone or a cup?", "choice", ("phone", "cup")),
@@ -40,8 +40,8 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
         ("Is the man on the left or on the right?", "choice", ("left", "right")),
         ("Is the light off or on?", "choice", ("off", "on")),
         ("How many people are in the picture?", "number", ()),
-        ("how many coins are there", "number", ()),
-        ("What color is the bus?", "color", ()),
+        ("how many stamps are there", "number", ()),
+        ("What color is the van?", "color", ()),
         ("What colour are the flowers?", "color", ()),
         ("what's the color of his tie", "color", ()),
         ("Which color is the car?", "color", ()),
@@ -49,7 +49,7 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
         ("Who is in the photo?", "open", ()),
         ("Where is the cat?", "open", ()),
         ("What is written on the bus?", "open", ()),
-        ("What does this animal usually eat?", "open", ()),
+        ("What does this bird usually eat?", "open", ()),
         ("Which animal is this?", "open", ()),
         ("", "open", ()),
     ],
@@ -109,11 +109,11 @@ def test_number_and_color_coercion():
     assert num.coerce("There are 4.") == "4"
     assert num.coerce("none") == "0"
     assert num.coerce("many") is None
-    col = expected_type("What color is the bus?")
+    col = expected_type("What color is the van?")
     assert col.coerce("Red") == "red"
-    assert col.coerce("the bus is mostly red with white stripes") == "red and white"
-    assert col.coerce("bus") is None
-    assert col.coerce("no bus found") is None
+    assert col.coerce("the van is mostly red with white stripes") == "red and white"
+    assert col.coerce("van") is None
+    assert col.coerce("no van found") is None
 
 
 def test_yesno_coercion():
@@ -139,10 +139,10 @@ def test_best_typed_takes_the_last_fitting_guess():
 
 
 @pytest.mark.parametrize("question, answer", [
-    ("Who is this astronaut?", "astronaut"),
-    ("Who is the bald man?", "the bald man"),
+    ("Who is this pilot?", "pilot"),
+    ("Who is the tall man?", "the tall man"),
     ("What is the man holding?", "man"),
-    ("What animal is this?", "animal"),
+    ("What plant is this?", "plant"),
     ("What is the woman in the red dress doing?", "the woman in red dress"),
     ("Where are the coins?", "coins"),
 ])
@@ -154,9 +154,9 @@ def test_an_open_answer_that_only_repeats_the_question_is_refused(question, answ
 
 
 @pytest.mark.parametrize("question, answer", [
-    ("Who is this astronaut?", "Eileen Collins"),
+    ("Who is this pilot?", "Amelia Earhart"),
     ("What is the man holding?", "a phone"),
-    ("What animal is this?", "cat"),
+    ("What plant is this?", "fern"),
     ("Where is the cat?", "on the sofa"),
     ("What does the stop sign say?", "stop"),  # text read off the photo may repeat the question
     ("What is written on the bus?", "bus"),
@@ -167,14 +167,14 @@ def test_answers_that_say_something_new_are_kept(question, answer):
 
 def test_closed_types_do_not_look_at_the_question_words():
     assert expected_type("Is the man holding a phone?").coerce("no") == "no"
-    assert expected_type("Is the cup full or empty?").coerce("empty") == "empty"
+    assert expected_type("Is the jug full or empty?").coerce("empty") == "empty"
     assert expected_type("What color is the red bus?").coerce("red") == "red"
 
 
 def test_a_bare_number_does_not_answer_who_or_where():
-    who = expected_type("Who is the bald man?")
+    who = expected_type("Who is the tall man?")
     assert who.coerce("2") is None and "is a bare number, but the question asks who" in who.check("2")
-    assert expected_type("Where is the spoon?").coerce("1") is None
+    assert expected_type("Where is the fork?").coerce("1") is None
     assert expected_type("What number is on the bus?").coerce("15") == "15"  # other open questions may want one
     assert who.coerce("Zinedine Zidane") == "zinedine zidane"
 
@@ -200,21 +200,21 @@ def test_a_number_still_answers_what_asks_for_one(question):
 @pytest.mark.parametrize(
     ("question", "answer", "finds", "refused"),
     [
-        ("How many wheels does the motorcycle have?", "1", [("motorcycle", 1)], True),
-        ("How many rows of coins are there?", "24", [("coin", 24)], True),
-        ("How many towers stand around the rocket?", "1", [("rocket", 1)], True),
+        ("How many wheels does the bicycle have?", "1", [("bicycle", 1)], True),
+        ("How many rows of stamps are there?", "24", [("stamp", 24)], True),
+        ("How many poles stand around the tent?", "1", [("tent", 1)], True),
         ("How many windows does the red bus have?", "2", [("bus", 2)], True),
         # the counted thing was looked for too: its count may be the answer
-        ("How many wheels does the motorcycle have?", "2", [("motorcycle", 1), ("wheel", 2)], False),
-        ("How many wheels does the motorcycle have?", "1", [("motorcycle", 1), ("wheels", 0)], False),
+        ("How many wheels does the bicycle have?", "2", [("bicycle", 1), ("wheel", 2)], False),
+        ("How many wheels does the bicycle have?", "1", [("bicycle", 1), ("wheels", 0)], False),
         # a name the question does not use (men -> person) is no other thing
-        ("How many men are in the photo?", "2", [("person", 2)], False),
-        ("How many coins are in the top row?", "24", [("coin", 24)], False),
+        ("How many men are in the picture?", "2", [("person", 2)], False),
+        ("How many stamps are in the top row?", "24", [("stamp", 24)], False),
         ("How many red cars are there?", "3", [("car", 3)], False),
         # the number is not that find's count: it came from elsewhere
-        ("How many wheels does the motorcycle have?", "2", [("motorcycle", 1)], False),
-        ("What is on the motorcycle?", "1", [("motorcycle", 1)], False),
-        ("How many wheels does the motorcycle have?", "two", [("motorcycle", 1)], False),
+        ("How many wheels does the bicycle have?", "2", [("bicycle", 1)], False),
+        ("What is on the bicycle?", "1", [("bicycle", 1)], False),
+        ("How many wheels does the bicycle have?", "two", [("bicycle", 1)], False),
     ],
 )
 def test_a_count_of_another_thing_the_question_names_is_refused(question, answer, finds, refused):
@@ -232,14 +232,14 @@ _OCR_DUMP = "IMOONE M15OL/SEUILLA MADRID EMT Un minihus electrico sres plan prnd
 @pytest.mark.parametrize(
     "question, reads",
     [
-        ("What is written on the paper?", True),
-        ("What words are written in big white letters on the side of the bus?", True),
+        ("What is written on the note?", True),
+        ("What words are written in big red letters on the side of the truck?", True),
         ("What does the sign say?", True),
-        ("What is the title at the top of the page?", True),
+        ("What is the title at the top of the poster?", True),
         ("What does the label on the bottle read?", True),
-        ("What language is written on the bus?", False),  # a language, not the text
-        ("What destination is shown on the sign above the windshield?", False),
-        ("Which company builds this rocket?", False),
+        ("What language is written on the van?", False),  # a language, not the text
+        ("What destination is shown on the sign above the door?", False),
+        ("Which company builds this plane?", False),
         ("What is the woman holding?", False),
     ],
 )
@@ -257,12 +257,12 @@ def test_questions_that_ask_to_read_text_out(question, reads):
 
 
 @pytest.mark.parametrize("question, answer, fits", [
-    ("What is the bearded man wearing over his shirt?", "white", False),
-    ("What is she wearing on her head?", "red and white", False),
+    ("What is the old man wearing over his sweater?", "white", False),
+    ("What is he wearing on his head?", "red and white", False),
     ("What is the man dressed in?", "Black.", False),
-    ("What is the bearded man wearing over his shirt?", "black coat", True),
-    ("What is she wearing?", "orange spacesuit", True),
-    ("What is she wearing?", "uniform", True),
+    ("What is the old man wearing over his sweater?", "black coat", True),
+    ("What is the girl wearing?", "orange spacesuit", True),
+    ("What is the girl wearing?", "uniform", True),
     ("What is the man holding?", "red", True),  # not a question about clothing: a colour may name a thing
     ("What color is his shirt?", "white", True),  # a colour question
 ])
@@ -274,16 +274,16 @@ def test_a_bare_colour_does_not_say_what_someone_wears(question, answer, fits):
 
 
 @pytest.mark.parametrize("question, phrase, named", [
-    ("Is this drink usually served hot or cold?", "this drink", "Is this drink usually served hot or cold? (This drink is a X.)"),
-    ("What is the light brown foam on top of this drink called?", "this drink",
-     "What is the light brown foam on top of this drink called? (This drink is a X.)"),
-    ("What does this animal usually eat?", "this animal", "What does this animal usually eat? (This animal is a X.)"),
-    ("What sound does this animal make?", "this animal", "What sound does this animal make? (This animal is a X.)"),
-    ("What is this fur pattern called?", "this fur pattern", "What is this fur pattern called? (This fur pattern is a X.)"),
-    ("Which company builds this rocket?", "this rocket", "Which company builds this rocket? (This rocket is a X.)"),
+    ("Is this soup usually served hot or cold?", "this soup", "Is this soup usually served hot or cold? (This soup is a X.)"),
+    ("What is the white foam on top of this beer called?", "this beer",
+     "What is the white foam on top of this beer called? (This beer is a X.)"),
+    ("What does this bird usually eat?", "this bird", "What does this bird usually eat? (This bird is a X.)"),
+    ("What sound does this bird make?", "this bird", "What sound does this bird make? (This bird is a X.)"),
+    ("What is this coat pattern called?", "this coat pattern", "What is this coat pattern called? (This coat pattern is a X.)"),
+    ("Which company builds this plane?", "this plane", "Which company builds this plane? (This plane is a X.)"),
     ("Where do these animals usually live?", "these animals", "Where do these animals usually live? (These animals are X.)"),
     ("What is this dish made of?", "this dish", "What is this dish made of? (This dish is a X.)"),
-    ("what field is this woman famous for", "this woman", "what field is this woman famous for (This woman is a X.)"),
+    ("what field is this man famous for", "this man", "what field is this man famous for (This man is a X.)"),
 ])
 def test_asked_knowledge_names_the_thing_the_question_points_at(question, phrase, named):
     asked = asked_knowledge(question)
@@ -293,31 +293,31 @@ def test_asked_knowledge_names_the_thing_the_question_points_at(question, phrase
 @pytest.mark.parametrize("question", [
     "What color is this drink?",  # the pixels, not knowledge
     "How many cats are in this picture?",
-    "Is the bus electric?",  # no "this": nothing pointed at
-    "In which city was this photo taken?",  # the photo is no thing to name
+    "Is the van electric?",  # no "this": nothing pointed at
+    "In which city was this picture taken?",  # the picture is no thing to name
     "What is this called?",
-    "What is the name of this rocket?",  # no knowledge cue
+    "What is the name of this ship?",  # no knowledge cue
 ])
 def test_asked_knowledge_leaves_other_questions(question):
     assert asked_knowledge(question) is None
 
 
 def test_an_answer_glued_from_tool_replies_around_the_questions_words_is_the_replies():
-    q = "What are the two men wearing?"
-    assert composed_of("Two men wearingsuitsuit", q, ["suit", "suit"]) == "suit"
+    q = "What are the two women wearing?"
+    assert composed_of("Two women wearingsuitsuit", q, ["suit", "suit"]) == "suit"
     assert composed_of("suit academic gown", q, ["suit", "academic gown"]) == "suit and academic gown"
     assert composed_of("The man is wearing a suit.", "What is the man wearing?", ["suit"]) == "suit"
-    assert composed_of("monastery from china", "What country is this building style from?", ["monastery", "china"]) == "monastery and china"
+    assert composed_of("monastery from china", "What country is this roof style from?", ["monastery", "china"]) == "monastery and china"
     # one reply, no reply in it, or words of its own: left alone
     assert composed_of("suit", q, ["suit"]) is None
     assert composed_of("a tuxedo", q, ["suit"]) is None
     assert composed_of("3 dogs", "How many dogs are there?", ["dogs"]) is None
     assert composed_of("a red car", "What is parked on the street?", ["car"]) is None
-    assert composed_of("two men wearingsuitsuit", "", ["suit"]) is None
+    assert composed_of("two women wearingsuitsuit", "", ["suit"]) is None
 
 
 def test_is_anyone_questions_are_told_apart():
-    for q in ("Is anyone riding the motorcycle?", "Is there anyone in the car?", "Are any people walking?",
+    for q in ("Is anyone riding the horse?", "Is there anyone in the car?", "Are any people walking?",
               "Does anybody hold an umbrella?", "is someone sitting on the bench"):
         assert asks_anyone(q), q
     for q in ("Is the man riding the motorcycle?", "Who is riding the motorcycle?", "Is there a dog?", "Is anything red?"):

@@ -16,21 +16,21 @@ from hydra_vr.llm.typed import answer_schema, ask_typed
 @pytest.mark.parametrize(
     "question, names",
     [
-        ("What country is this building style from?", "country"),
-        ("Which country's flag is on the left?", "country"),
-        ("Which country's flag is behind her?", "country"),
+        ("What country is this roof style from?", "country"),
+        ("Which country's flag is on the pole?", "country"),
+        ("Which country's flag is beside the door?", "country"),
         ("what nation is this?", "country"),
         ("What is the name of this country?", "country"),
-        ("In which city was this photo taken?", "city"),
-        ("In which city is this place?", "city"),
+        ("In which city was this picture taken?", "city"),
+        ("In which city is this square?", "city"),
         ("What city is this?", "city"),
         ("Which town's square is this?", "city"),
         ("What is the name of the city?", "city"),
         ("Is this in China?", None),  # yes/no
         ("Is this city Madrid or Paris?", None),  # named options
-        ("What language is written on the bus?", None),
+        ("What language is written on the van?", None),
         ("What is the building made of?", None),
-        ("Which company builds this rocket?", None),
+        ("Which company builds this plane?", None),
     ],
 )
 def test_questions_that_ask_for_a_country_or_a_city(question, names):
@@ -38,7 +38,7 @@ def test_questions_that_ask_for_a_country_or_a_city(question, names):
 
 
 def test_a_country_answer_names_a_country_in_its_own_words():
-    spec = expected_type("What country is this building style from?")
+    spec = expected_type("What country is this roof style from?")
     assert spec.coerce("China") == "china"
     assert spec.coerce("the United States") == "united states"
     assert spec.coerce("USA") == "usa" and spec.coerce("England") == "england"
@@ -59,7 +59,7 @@ def test_a_country_answer_names_a_country_in_its_own_words():
 
 
 def test_a_city_answer_is_checked_against_geonames():
-    spec = expected_type("In which city is this place?")
+    spec = expected_type("In which city is this square?")
     assert spec.json_schema() is None  # 6k names: checked, not a grammar
     for city in ("madrid", "Beijing", "seville", "sevilla", "peking", "new york", "the city of paris", "munich"):
         assert spec.coerce(city) is not None, city
@@ -73,17 +73,17 @@ def test_a_city_answer_is_checked_against_geonames():
 
 
 def test_a_reply_that_names_no_city_is_reasked_with_the_reason():
-    spec = expected_type("In which city is this place?")
+    spec = expected_type("In which city is this square?")
     llm = ScriptedChat([json.dumps({"answer": "monastery"}), json.dumps({"answer": "beijing"})])
-    reply = ask_typed(llm, [ChatMessage("user", "In which city is this place?")], spec)
+    reply = ask_typed(llm, [ChatMessage("user", "In which city is this square?")], spec)
     assert reply.answer == "beijing" and reply.tries == 2
     assert "'monastery' is not the name of a city" in llm.calls[1].messages[-1].content
     # asked again, the 1.5B said "city" again for the pagoda's city: a city re-ask asks for ranked guesses
     llm = ScriptedChat([json.dumps({"answer": "city"}), json.dumps({"guesses": ["town", "beijing", "paris"]})])
-    reply = ask_typed(llm, [ChatMessage("user", "In which city is this place?")], spec)
+    reply = ask_typed(llm, [ChatMessage("user", "In which city is this square?")], spec)
     assert reply.answer == "beijing" and "guesses" in llm.calls[1].json_schema["properties"]
     # a country question sends its names as the schema's enum (a llama.cpp grammar)
-    country = expected_type("What country is this building style from?")
+    country = expected_type("What country is this roof style from?")
     llm = ScriptedChat([json.dumps({"answer": "china"})])
     assert ask_typed(llm, [ChatMessage("user", "What country?")], country).answer == "china"
     assert "China" in llm.calls[0].json_schema["properties"]["answer"]["enum"]

@@ -1,4 +1,4 @@
-"""Place questions ("Is the tower on the left or the right side of the photo?") answered from boxes."""
+"""Place questions ("Is the chimney on the left or the right side of the picture?") answered from boxes."""
 
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ from hydra_vr.memory.textualizer import textualize_call
 @pytest.mark.parametrize(
     "question, thing, places, reference, frame_named",
     [
-        ("Is the tower on the left or the right side of the photo?", "tower", ("left", "right"), "", True),
-        ("Is the bald man on the left or on the right?", "bald man", ("left", "right"), "", False),
-        ("Is the man in the beige coat to the left or to the right of the man in the black coat?",
-         "man in the beige coat", ("left", "right"), "man in the black coat", False),
+        ("Is the chimney on the left or the right side of the photo?", "chimney", ("left", "right"), "", True),
+        ("Is the bearded man on the left or on the right?", "bearded man", ("left", "right"), "", False),
+        ("Is the woman in the green scarf to the left or to the right of the woman in the grey hat?",
+         "woman in the green scarf", ("left", "right"), "woman in the grey hat", False),
         ("Is the cup on the left or right of the laptop?", "cup", ("left", "right"), "laptop", False),
-        ("Is the rocket in the middle or at the edge of the photo?", "rocket", ("middle", "edge"), "", True),
+        ("Is the balloon in the middle or at the edge of the photo?", "balloon", ("middle", "edge"), "", True),
         ("Is the dog at the top or bottom of the image?", "dog", ("top", "bottom"), "", True),
-        ("Is the second, partly hidden flower at the top or at the bottom of the photo?", "second partly hidden flower",
+        ("Is the third, partly covered leaf at the top or at the bottom of the photo?", "third partly covered leaf",
          ("top", "bottom"), "", True),
         ("Is the red car parked on the left or on the right?", "red car", ("left", "right"), "", False),
         ("Is the cat in the center or in a corner?", "cat", ("middle", "edge"), "", True),
@@ -41,14 +41,14 @@ def test_place_questions_are_read_with_their_thing_and_reference(question, thing
 @pytest.mark.parametrize(
     "question",
     [
-        "Which way is the motorcycle facing, left or right?",  # a direction
+        "Which way is the scooter facing, left or right?",  # a direction
         "Is the bald man pointing left or right?",
-        "Is it sunny or cloudy?",
+        "Is it windy or calm?",
         "Is the light on or off?",
         "Is the man on the left wearing a hat?",  # a place that tells the thing, asked yes/no
         "What is on the left side of the photo?",
-        "Where is the spoon?",
-        "Is the cup full or empty?",
+        "Where is the fork?",
+        "Is the glass full or empty?",
         "Is the tower left or right, or in the middle of the photo or not?",
     ],
 )
@@ -133,5 +133,5 @@ def test_a_sandboxed_program_places_its_patch(embedded_toolbox, photo):
 
 
 def test_place_asked_is_a_plain_record():
-    asked = asked_place("Is the tower on the left or the right side of the photo?")
-    assert asked == PlaceAsked("tower", ("left", "right"), ("left", "right"), "", True)
+    asked = asked_place("Is the chimney on the left or the right side of the photo?")
+    assert asked == PlaceAsked("chimney", ("left", "right"), ("left", "right"), "", True)

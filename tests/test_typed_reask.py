@@ -9,8 +9,8 @@ from hydra_vr.llm.base import ChatMessage
 from hydra_vr.llm.scripted import ScriptedChat
 from hydra_vr.llm.typed import ask_typed
 
-ASK = [ChatMessage("user", "In which city was this photo taken?")]
-CITY = expected_type("In which city was this photo taken?")
+ASK = [ChatMessage("user", "In which city was this picture taken?")]
+CITY = expected_type("In which city was this picture taken?")
 
 
 def test_unknown_is_reasked_for_three_guesses_and_the_first_answer_is_taken():
@@ -33,9 +33,9 @@ def test_guesses_cut_at_max_tokens_keep_the_finished_ones():
 
 
 def test_closed_types_guess_within_their_schema():
-    colour = expected_type("What color is the bus?")
+    colour = expected_type("What color is the van?")
     llm = ScriptedChat([json.dumps({"answer": "unknown"}), json.dumps({"guesses": ["blue", "white", "red"]})])
-    assert ask_typed(llm, [ChatMessage("user", "What color is the bus?")], colour).answer == "blue"
+    assert ask_typed(llm, [ChatMessage("user", "What color is the van?")], colour).answer == "blue"
     assert "enum" in llm.calls[1].json_schema["properties"]["guesses"]["items"]
     # retries=0: the one reply, refused, is returned as said for the caller to refuse
     llm = ScriptedChat([json.dumps({"answer": "unknown"})])
@@ -50,7 +50,7 @@ def test_an_open_misfit_is_reasked_for_guesses_kept_off_yes_no_and_what_was_refu
     item = llm.calls[1].json_schema["properties"]["guesses"]["items"]
     assert {"yes", "no", "unknown"} <= set(item["not"]["enum"]) and llm.calls[1].max_tokens == 72
     # the question's subject said again is refused again; its words are kept out of the guesses
-    branch = expected_type("Which branch of the military does her uniform belong to?")
+    branch = expected_type("Which branch of the military is his uniform from?")
     llm = ScriptedChat([json.dumps({"answer": "military uniform"}), json.dumps({"guesses": ["military", "navy", "army"]})])
     reply = ask_typed(llm, [ChatMessage("user", branch.question)], branch)
     assert reply.answer == "navy" and "repeats" in llm.calls[1].messages[-1].content
@@ -71,9 +71,9 @@ def test_a_city_question_guesses_among_major_cities_once_its_answer_named_none()
 
 
 def test_shunned_words_keep_a_long_refused_text_s_words_and_closed_types_keep_their_schema():
-    language = expected_type("What language is written on the bus?")
+    language = expected_type("What language is written on the van?")
     dump = "cero emisiones un minibus electrico sol sevilla plan de movilidad"  # an OCR dump refused for its length
     shunned = language.shunned(["no", dump])
     assert {"yes", "no", "unknown"} <= set(shunned) and "sevilla" not in shunned
-    assert expected_type("What color is the bus?").guess_schema(["unknown"])["enum"]  # the colour enum, no "not"
+    assert expected_type("What color is the van?").guess_schema(["unknown"])["enum"]  # the colour enum, no "not"
     assert "yes" not in expected_type("How many people?").shunned()  # only an open question keeps off yes/no
