@@ -11,7 +11,6 @@ from hydra_vr.agent.parsing import extract_code, parse_planner_output
 from hydra_vr.api.types import Answer
 from hydra_vr.config import AgentConfig
 from hydra_vr.controller import REPLAN, PlannerProbabilityController
-from hydra_vr.eval.metrics import box_iou
 from hydra_vr.sandbox import Sandbox
 from tests.scripted_roles import RoleQueues
 
@@ -226,23 +225,6 @@ def test_vipergpt_grounding_program_without_a_box_is_retried_with_the_reason(emb
     assert "that object's ImagePatch, never to a string" in first and "short string" not in first
 
 
-def test_vipergpt_grounding_patch_of_another_thing_goes_to_the_expressions_own_names(embedded_toolbox, sandbox, photo):
-    # asked for a patch, the 1.5B returned the person for "her hat"; find("hat") finds the hat elsewhere
-    script = RoleScript(reasoner=[code('final_answer = ImagePatch(image).find("person")[0]')])
-    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("grace_hopper")), "her hat",
-                                                                               task="grounding")
-    attempts = result.steps[0].attempts
-    assert [a.error_kind for a in attempts] == ["off_expression", None] and attempts[-1].fallback
-    assert "find('person')" in attempts[0].error and "names 'hat'" in attempts[0].error
-    assert len(script.seen["reasoner"]) == 1  # no re-ask: the fallback looks for 'hat' first
-    assert box_iou(result.boxes[0], [153, 22, 372, 185]) >= 0.5  # the labelled hat
-    # the person for "the woman in uniform" is the thing named: kept, no fallback
-    script = RoleScript(reasoner=[code('final_answer = ImagePatch(image).find("person")[0]')])
-    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("grace_hopper")), "the woman in uniform",
-                                                                               task="grounding")
-    assert [a.error_kind for a in result.steps[0].attempts] == [None] and len(result.boxes) == 1
-
-
 def test_vipergpt_grounding_falls_back_to_the_first_name_the_detector_finds(embedded_toolbox, sandbox, photo):
     script = RoleScript(reasoner=[code('final_answer = "cup"')] * 3)  # every retry (max_code_retries 2) sets text
     result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), "the saucer under the cup",
@@ -259,11 +241,11 @@ def test_expression_names_try_two_word_names_first_and_colours_last_and_skip_pos
     from hydra_vr.api.names import expression_names
 
     # colours come last, as regions of that colour ("region": "orange" alone is the detector's fruit)
-    assert expression_names("the man in the beige coat") == ["man", "coat", "beige region"]
-    assert expression_names("the big orange flower") == ["flower", "orange region"]
+    assert expression_names("the girl in the beige jacket") == ["girl", "jacket", "beige region"]
+    assert expression_names("the big orange tulip") == ["tulip", "orange region"]
     # the outline adjective comes last, with its noun: find() looks for that by shape
-    assert expression_names("the round traffic sign on the left") == ["traffic sign", "traffic", "sign", "round traffic sign"]
-    assert expression_names("the round patch on her chest") == ["patch", "chest", "round patch"]
+    assert expression_names("the round traffic sign on the right") == ["traffic sign", "traffic", "sign", "round traffic sign"]
+    assert expression_names("the round badge on his chest") == ["badge", "chest", "round badge"]
     assert expression_names("the cat's nose") == ["cat nose", "cat", "nose"]
     assert expression_names("the one on the left") == ["object"]
 
@@ -397,28 +379,15 @@ def test_grounding_to_the_whole_image_after_finding_nothing_is_no_box(photo):
 
 
 def test_vipergpt_answer_glued_from_simple_query_replies_is_the_replies(embedded_toolbox, sandbox, photo, monkeypatch):
-    # the 1.5B's program for "What are the two men wearing?" glued its replies onto the question's words
+    # the 1.5B's program for a question like "What are the two players wearing?" glued its replies onto the question's words
     def simple_query(self, image, question, box=None, photo_size=None):  # the describe LLM's reply, fixed
         self._record("simple_query", {"question": question}, Answer(text="suit", source="test"), 0.0)
         return Answer(text="suit", source="test")
 
     monkeypatch.setattr(type(embedded_toolbox), "simple_query", simple_query)
-    body = ('men = ImagePatch(image).find("person")\nfinal_answer = "Two men wearing"\n'
+    body = ('men = ImagePatch(image).find("person")\nfinal_answer = "Two players wearing"\n'
             'for man in men:\n    final_answer += man.simple_query("What is the man wearing?")')
     result = make_agent(RoleScript(reasoner=[code(body)]), embedded_toolbox, sandbox, mode="vipergpt").run(
-        str(photo("zidane")), "What are the two men wearing?")
-    assert result.steps[0].result["final_answer"] == "Two men wearingsuitsuit"
+        str(photo("zidane")), "What are the two players wearing?")
+    assert result.steps[0].result["final_answer"] == "Two players wearingsuitsuit"
     assert result.answer == "suit"
-
-
-def test_vipergpt_yes_to_is_anyone_with_no_person_in_the_photo_is_no(embedded_toolbox, sandbox, photo):
-    # the program found the motorcycle and said yes; the detector finds no one on the real photo
-    body = 'final_answer = bool_to_yesno(bool(ImagePatch(image).find("motorcycle")))'
-    result = make_agent(RoleScript(reasoner=[code(body)]), embedded_toolbox, sandbox, mode="vipergpt").run(
-        str(photo("motorcycle")), "Is anyone riding the motorcycle?")
-    assert result.steps[0].result["final_answer"] == "yes"
-    assert result.answer == "no" and 'find("person") found no one' in result.steps[0].observation
-    # on the bus photo people are there: the program's yes stands
-    result = make_agent(RoleScript(reasoner=[code(body.replace("motorcycle", "bus"))]), embedded_toolbox, sandbox,
-                        mode="vipergpt").run(str(photo("bus")), "Is anyone waiting for the bus?")
-    assert result.answer == "yes"

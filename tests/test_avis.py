@@ -97,7 +97,7 @@ def test_planner_sees_only_feasible_actions_and_taken_ones_are_excluded(toolbox_
                   label("informative", "a tabby cat"), label("answer", "(LLM knowledge) cats eat fish", "fish")],
         recall=["Cats eat fish and mice."],
     )
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What does this animal usually eat?")
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What food does this animal usually eat?")
     assert result.answer == "fish" and "recall" in result.answer_source
     ex = extras(result)
     assert [e["state"] for e in ex] == ["START", "caption", "find", "classify_box"]
@@ -122,7 +122,7 @@ def test_uninformative_backtracks_to_the_same_state_and_restores_the_focus(toolb
         reasoner=[label("informative", "one bus, now focused"), label("uninformative", "people say nothing about the bus colour"),
                   label("answer", "the bus is mostly red", "red")],
     )
-    result = run(script, toolbox_with_llm, sandbox, photo("bus"), "What color is the bus?")
+    result = run(script, toolbox_with_llm, sandbox, photo("bus"), "What color is that bus?")
     ex = extras(result)
     assert [e["label"] for e in ex] == ["informative", "uninformative", "answer"]
     assert [e["backtrack"] for e in ex] == [False, True, False] and result.steps[1].decision == "backtrack"
@@ -140,11 +140,11 @@ def test_uninformative_backtracks_to_the_same_state_and_restores_the_focus(toolb
 
 def test_empty_output_is_uninformative_without_asking_the_reasoner(toolbox_with_llm, sandbox, photo):
     script = Script(
-        planner=[plan("find", "giraffe"), plan("vqa", "What animal is this?")],
+        planner=[plan("find", "giraffe"), plan("vqa", "What animal is shown here?")],
         describe=[ans("cat")],
         reasoner=[label("answer", "the animal is a cat", "cat")],
     )
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is this?")
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is shown here?")
     ex = extras(result)
     assert ex[0]["label"].startswith("uninformative (by rule") and ex[0]["backtrack"] is True
     assert ex[1]["state"] == "START" and "find" not in ex[1]["feasible"]
@@ -158,7 +158,7 @@ def test_answer_label_is_held_to_the_answer_type(toolbox_with_llm, sandbox, phot
         reasoner=[label("answer", "a cat", "yes")],  # "yes" does not answer an open question
         answer=[ans("cat")],
     )
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is this?")
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is shown here?")
     ex = extras(result)
     assert "refused" in ex[0] and result.steps[0].decision == "continue" and ex[1]["state"] == "caption"
     assert result.answer == "cat" and result.answer_source == "reasoner"
@@ -166,7 +166,7 @@ def test_answer_label_is_held_to_the_answer_type(toolbox_with_llm, sandbox, phot
     script = Script(planner=[plan("caption"), plan("recall", "What does a cat usually eat?")], describe=[ans("a cat on a blanket")],
                     reasoner=[label("answer", "a cat", "cat"), label("answer", "(LLM knowledge) cats eat fish", "fish")],
                     recall=["Cats eat fish."])
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What does this animal usually eat?")
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What food does this animal usually eat?")
     assert "only names the animal" in extras(result)[0]["refused"] and result.answer == "fish"
 
 
@@ -177,7 +177,7 @@ def test_budget_exhaustion_answers_from_working_memory(toolbox_with_llm, sandbox
         reasoner=[label("informative", "a cat on a blanket"), label("informative", "one cat")],
         answer=[ans("cat")],
     )
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is this?", max_calls=2)
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is shown here?", max_calls=2)
     assert len(script.calls("planner")) == 2
     assert result.answer == "cat" and result.answer_source == MEMORY_SOURCE
     last = result.steps[-1]
@@ -196,7 +196,7 @@ def test_invalid_planner_json_is_reasked_then_falls_back(toolbox_with_llm, sandb
         describe=[ans("a cat")],
         reasoner=[label("answer", "the image shows a cat", "cat")],
     )
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is this?", planner_retries=2)
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is shown here?", planner_retries=2)
     ex = extras(result)
     assert len(script.calls("planner")) == 3
     errors = ex[0]["planner_errors"]
@@ -205,9 +205,9 @@ def test_invalid_planner_json_is_reasked_then_falls_back(toolbox_with_llm, sandb
     reask = script.calls("planner")[1].messages[-1].content
     assert reask.startswith("Not valid") and "caption" in reask
     # a valid reply on the re-ask is taken
-    script = Script(planner=["{", plan("vqa", "What animal is this?")], describe=[ans("cat")],
+    script = Script(planner=["{", plan("vqa", "What animal is shown here?")], describe=[ans("cat")],
                     reasoner=[label("answer", "a cat", "cat")])
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is this?")
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is shown here?")
     assert extras(result)[0]["action"] == "vqa" and len(extras(result)[0]["planner_errors"]) == 1
 
 
@@ -215,13 +215,13 @@ def test_invalid_planner_json_is_reasked_then_falls_back(toolbox_with_llm, sandb
 def test_no_graph_allows_every_action(toolbox_with_llm, sandbox, photo):
     script = Script(planner=[plan("recall", "What do cats eat?")], recall=["Cats eat fish."],
                     reasoner=[label("answer", "(LLM knowledge) cats eat fish", "fish")])
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What does this animal usually eat?", no_graph=True)
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What food does this animal usually eat?", no_graph=True)
     assert set(extras(result)[0]["feasible"]) == set(load_graph().for_task("vqa"))
     assert result.answer == "fish"
     # with the graph, recall at START is not feasible: refused and re-asked
-    script = Script(planner=[plan("recall", "What do cats eat?"), plan("vqa", "What animal is this?")], describe=[ans("cat")],
+    script = Script(planner=[plan("recall", "What do cats eat?"), plan("vqa", "What animal is shown here?")], describe=[ans("cat")],
                     reasoner=[label("answer", "a cat", "cat")])
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is this?")
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is shown here?")
     assert "'recall' is not a feasible action" in extras(result)[0]["planner_errors"][0]
 
 
@@ -230,8 +230,9 @@ def test_no_backtrack_moves_on_after_an_uninformative_output(toolbox_with_llm, s
         return Script(planner=[plan("caption"), plan("llm_qa")], describe=[ans("a blanket")],
                       reasoner=[label("uninformative", "a blanket says nothing")], answer=[ans("cat")])
 
-    with_bt = extras(run(script(), toolbox_with_llm, sandbox, photo("chelsea"), "What animal is this?", no_graph=True))
-    without = extras(run(script(), toolbox_with_llm, sandbox, photo("chelsea"), "What animal is this?", no_graph=True, no_backtrack=True))
+    with_bt = extras(run(script(), toolbox_with_llm, sandbox, photo("chelsea"), "What animal is shown here?", no_graph=True))
+    without = extras(run(script(), toolbox_with_llm, sandbox, photo("chelsea"), "What animal is shown here?", no_graph=True,
+                         no_backtrack=True))
     assert with_bt[1]["state"] == "START" and with_bt[0]["backtrack"] is True
     assert without[1]["state"] == "caption" and without[0]["backtrack"] is False
 
@@ -239,7 +240,7 @@ def test_no_backtrack_moves_on_after_an_uninformative_output(toolbox_with_llm, s
 def test_fixed_order_needs_no_planner(toolbox_with_llm, sandbox, photo):
     script = Script(describe=[ans("a cat on a blanket")],
                     reasoner=[label("informative", "a cat"), label("informative", "one cat"), label("answer", "tabby cat", "cat")])
-    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is this?", fixed_order=True)
+    result = run(script, toolbox_with_llm, sandbox, photo("chelsea"), "What animal is shown here?", fixed_order=True)
     assert script.calls("planner") == []
     assert [e["action"] for e in extras(result)] == ["caption", "find", "classify_box"]
     assert extras(result)[1]["query"] == "animal"  # the noun proposed from the question
@@ -275,14 +276,14 @@ def test_avis_end_to_end_on_the_real_small_model(photo):
                                   "agent.strategy=avis", "agent.avis.max_calls=3"])
     agent = build_agent(cfg)
     try:
-        result = agent.run(str(photo("chelsea")), "What animal is this?")
+        result = agent.run(str(photo("chelsea")), "What animal is shown here?")
     finally:
         agent.runner.close()
     assert result.ok, result.error
     assert result.strategy == "avis" and result.answer_type == "open"
     from hydra_vr.answer_types import expected_type
 
-    assert expected_type("What animal is this?").fits(result.answer)
+    assert expected_type("What animal is shown here?").fits(result.answer)
     ex = extras(result)
     assert ex and ex[0]["state"] == "START" and all(e["action"] in e["feasible"] for e in ex)
     assert all(e["label"].split(" ")[0] in ("informative", "uninformative", "answer") for e in ex)

@@ -70,7 +70,7 @@ def test_checkpoint_round_trip_and_controller(trained, minilm):
 
     cfg = load_config("default")
     controller = DQNController(result.checkpoint, cfg, embedder=minilm)
-    state = ControllerState(query="What color is the bus?", memory_text="No steps yet.", step=1, max_replans=0)
+    state = ControllerState(query="What color is that bus?", memory_text="No steps yet.", step=1, max_replans=0)
     options = ["Find the bus", "Crop the bus and ask what color it is", "Guess the answer from the image caption"]
     assert controller.select(options, [0.6, 0.1, 0.3], state) == 1  # the learnt rule beats the planner's favourite
     # Fewer options than the N = 5 slots: always a filled slot, never an index error; none: REPLAN.

@@ -317,7 +317,7 @@ def test_refcoco_missing_sentence_field(refcoco: Path) -> None:
 def test_user_jsonl(tmp_path: Path) -> None:
     _copy_image("chelsea.png", tmp_path / "imgs" / "cat.png")
     lines = [
-        {"image": "imgs/cat.png", "question": "What animal is this?", "answers": ["cat", "cat", "kitten"]},
+        {"image": "imgs/cat.png", "question": "Which animal is on the sofa?", "answers": ["cat", "cat", "kitten"]},
         {"id": "g1", "image": str(tmp_path / "imgs" / "cat.png"), "question": "the cat", "box": [10, 20, 30, 40], "note": "x"},
         {"image": "imgs/cat.png", "question": "Where is the cat?", "answer": "sofa", "box": "1,2,3,4"},
         {"image": "imgs/cat.png", "question": "the nose", "task": "grounding"},

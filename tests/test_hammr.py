@@ -174,8 +174,8 @@ def test_agents_as_tools_return_answers_and_patches_into_the_namespace(embedded_
 
 def test_an_agent_never_calls_itself_or_an_ancestor(embedded_toolbox, sandbox, photo):
     script = Script({
-        "KnowledgeAgent": ['Thought: ask spatial\nAct: c = SpatialAgent("What color is the bus?")', "Thought: done\nFinish: c"],
-        "SpatialAgent": ['Thought: myself\nAct: x = SpatialAgent("What color is the bus?")',
+        "KnowledgeAgent": ['Thought: ask spatial\nAct: c = SpatialAgent("What color is that bus?")', "Thought: done\nFinish: c"],
+        "SpatialAgent": ['Thought: myself\nAct: x = SpatialAgent("What color is that bus?")',
                          'Thought: my caller\nAct: y = KnowledgeAgent("What is the bus used for?")',
                          "Thought: answer\nFinish: blue"],
     }, route="knowledge")

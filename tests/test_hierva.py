@@ -20,7 +20,7 @@ from hydra_vr.config import AgentConfig
 from hydra_vr.llm.scripted import ScriptedChat
 from hydra_vr.sandbox import Sandbox
 
-QUESTION = "How many cups are there?"
+QUESTION = "How many cups can be seen?"
 DRAFT = "DRAFT-7f3: zoom into the left half, then the top of it, then count the cups there"
 PLAN = ["Crop the left half", "Crop the top half of that crop", "Count the cups in the crop"]
 CODE = {

@@ -17,23 +17,23 @@ ROCKET = ("missile", "projectile", "space shuttle")
     [
         ("rocket", ROCKET),
         ("the rockets", ROCKET),
-        ("the space shuttle model", ("space shuttle",)),
+        ("a toy space shuttle", ("space shuttle",)),
         ("Space Shuttle", ("space shuttle",)),
         ("the helmet", ("crash helmet", "football helmet", "pickelhaube")),
         ("her hat", ("sombrero", "cowboy hat", "bearskin")),
-        ("the tall tower on the far left", ("bell cote", "stupa", "water tower", "obelisk", "palace", "monastery")),
-        ("the big orange flower", ("daisy", "yellow lady's slipper")),  # "orange" is its colour, not the fruit
-        ("the round traffic sign on the left", ("street sign",)),
+        ("the old tower behind the trees", ("bell cote", "stupa", "water tower", "obelisk", "palace", "monastery")),
+        ("a bright orange flower", ("daisy", "yellow lady's slipper")),  # "orange" is its colour, not the fruit
+        ("the square traffic sign by the road", ("street sign",)),
         ("a park bench", ("park bench",)),
         ("his sunglasses", ("sunglasses", "sunglass")),  # ImageNet's synonym, then the garment table's plain word
         ("Windsor tie", ("windsor tie",)),
-        ("the man in the black coat", ()),  # the man is the head noun; no ImageNet class is a person
+        ("the woman in the grey coat", ()),  # the woman is the head noun; no ImageNet class is a person
         # clothes worn on the body are read on each person's body part by describe, not looked for
         ("uniform", ()), ("her uniform jacket", ()), ("black coat", ()), ("a suit", ()), ("jeans", ()),
-        ("the round patch on her chest", ()),  # a patch; "chest" (of drawers) is after the preposition
+        ("the badge on his chest", ()),  # a badge; "chest" (of drawers) is after the preposition
         ("fuel tank", ()),  # "tank" is an army tank to ImageNet: left out
         ("light", ()),  # ImageNet's "light" is a cigarette lighter
-        ("the small island in the lake", ()),
+        ("the rocky island in the lake", ()),
         ("", ()),
     ],
 )

@@ -103,9 +103,9 @@ class TestLlamaCpp:
         from hydra_vr.answer_types import expected_type
         from hydra_vr.llm.typed import answer_schema
 
-        spec = expected_type("What country is this building style from?")
+        spec = expected_type("Which country is this style of roof from?")
         ask = [ChatMessage("user", "The image classifier sees: palace 0.41, monastery 0.22, pagoda 0.12. "
-                                   'What country is this building style from? Reply as JSON {"answer": ...}.')]
+                                   'Which country is this style of roof from? Reply as JSON {"answer": ...}.')]
         said = json.loads(llama.chat(ask, max_tokens=24, json_schema=answer_schema(spec)).text)["answer"]
         assert said in gazetteer.country_names() and spec.fits(said)
 

@@ -6,6 +6,10 @@ copied into code, a comment, a prompt template or a few-shot example would let
 the prompts see the test set.  This test normalises every labelled question of
 four or more words and fails, listing file:line, for each text file under
 hydra_vr/ that contains one.
+
+The tests are held to the same rule: a unit test tests a mechanism with phrasings of its own. A test
+that pins behaviour on the labelled questions and photos is a snapshot and lives in tests/snapshots/,
+the one place under tests/ (besides this file) where a labelled question may be quoted.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "hydra_vr"
+TESTS = ROOT / "tests"
+SNAPSHOTS = TESTS / "snapshots"
 LABELLED = [
     ROOT / "benchmarks" / "real_photos" / "questions.jsonl",
     ROOT / "benchmarks" / "real_photos" / "heldout_new.jsonl",
@@ -60,6 +66,18 @@ def _package_files() -> list[Path]:
     )
 
 
+def _test_files() -> list[Path]:
+    """Every test module and helper under tests/, except the snapshots and this file."""
+    return sorted(
+        p
+        for p in TESTS.rglob("*.py")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and not p.is_relative_to(SNAPSHOTS)
+        and p.resolve() != Path(__file__).resolve()
+    )
+
+
 def _hits(path: Path, questions: list[str]) -> list[str]:
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     norm_lines = [_normalise(line) for line in lines]
@@ -95,3 +113,14 @@ def test_no_labelled_question_in_package():
     questions = _labelled_questions()
     hits = [hit for path in _package_files() for hit in _hits(path, questions)]
     assert not hits, "labelled benchmark questions quoted in hydra_vr/:\n" + "\n".join(hits)
+
+
+def test_no_labelled_question_in_unit_tests():
+    questions = _labelled_questions()
+    files = _test_files()
+    assert any(p.name == "conftest.py" for p in files) and not any(p.is_relative_to(SNAPSHOTS) for p in files)
+    hits = [hit for path in files for hit in _hits(path, questions)]
+    assert not hits, (
+        "labelled benchmark questions quoted in tests/ (use a phrasing of your own, or move a test that pins "
+        "behaviour on the labelled photos and questions to tests/snapshots/):\n" + "\n".join(hits)
+    )

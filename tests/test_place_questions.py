@@ -8,7 +8,6 @@ from PIL import Image
 from hydra_vr.answer_types import PlaceAsked, asked_place, expected_type
 from hydra_vr.api.placement import place_beside, place_in
 from hydra_vr.api.types import Answer
-from hydra_vr.api.where import answer_place, locate
 from hydra_vr.memory.textualizer import textualize_call
 
 
@@ -69,36 +68,6 @@ def test_places_in_a_frame_keep_off_the_dividing_line():
     assert place_beside((56, 390, 229, 898), (223, 400, 347, 849), ("left", "right"), (0, 0, 810, 1080)) == "left"
     assert place_beside((0, 0, 100, 100), (10, 0, 110, 100), ("left", "right"), (0, 0, 810, 1080)) is None
     assert place_beside((0, 0, 100, 100), (0, 500, 100, 600), ("top", "bottom"), (0, 0, 810, 1080)) == "top"
-
-
-@pytest.fixture(scope="module")
-def rgb(photo):
-    return lambda name: Image.open(photo(name)).convert("RGB")
-
-
-def test_the_tools_place_what_they_find_on_real_photos(embedded_toolbox, rgb):
-    look = embedded_toolbox.look_for
-    # the pagoda is found through the classifier's map; its box lies left of the middle
-    said, why = answer_place(look, rgb("china"), "Is the tower on the left or the right side of the photo?")
-    assert said == "left" and "find('tower')" in why
-    assert answer_place(look, rgb("rocket"), "Is the rocket in the middle or at the edge of the photo?")[0] == "middle"
-    # both men told apart by the colour of their coats (api.choose), then compared
-    said, why = answer_place(look, rgb("bus"), "Is the man in the beige coat to the left or to the right of the man in the black coat?")
-    assert said == "left" and "man in the black coat at" in why
-    said, _ = answer_place(look, rgb("bus"), "Is the man in the black coat to the left or to the right of the man in the beige coat?")
-    assert said == "right"
-
-
-def test_the_tools_leave_what_they_cannot_tell_to_the_backend(embedded_toolbox, rgb):
-    look = embedded_toolbox.look_for
-    # two men, nothing tells which is bald, and the question asks which of them, not the photo's side
-    assert answer_place(look, rgb("zidane"), "Is the bald man on the left or on the right?") is None
-    # an ordinal among things find() lists by score
-    assert answer_place(look, rgb("flower"), "Is the second, partly hidden flower at the top or at the bottom of the photo?") is None
-    # nothing can look for a flag there
-    assert answer_place(look, rgb("astronaut"), "Is the flag on the left or the right side of the photo?") is None
-    assert answer_place(look, rgb("bus"), "Is it sunny or cloudy?") is None
-    assert locate(look, rgb("zidane"), "bald man").boxes and len(locate(look, rgb("zidane"), "bald man").boxes) == 2
 
 
 def test_a_patch_is_placed_by_its_own_box_in_the_photo(Patch, photo, embedded_toolbox):

@@ -122,7 +122,7 @@ def test_describe_lists_shapes_with_their_colours_for_shape_questions(embedded_t
     assert d.describe(page, "Is there a circle?")["shapes"] == []  # looked for, none: said as such
     assert "Shapes found by their outline: none." in render_prompt(
         "vqa_describe_user", **d.describe(page, "Is there a circle?"), expected="yes or no")
-    assert d.describe(page, "What color is the background?")["shapes"] is None  # not a shape question
+    assert d.describe(page, "Which color is the background?")["shapes"] is None  # not a shape question
 
 
 def test_a_coloured_shape_name_keeps_only_outlines_of_that_colour(embedded_toolbox) -> None:

@@ -1,4 +1,7 @@
-"""Paragraphs and lines of code from the OCR's lines: grouping rules on made-up lines, then the real page photo."""
+"""Paragraphs and lines of code from the OCR's lines: grouping rules on made-up lines, then the OCR on a real photo.
+
+(The labelled boxes on the page photo: tests/snapshots/test_text_layout_snapshots.py.)
+"""
 
 from __future__ import annotations
 
@@ -37,17 +40,6 @@ def test_code_is_told_from_prose():
     assert all(looks_like_code(t) for t in code)
     assert not any(looks_like_code(t) for t in prose)
     assert [r.text for r in code_lines([line(0, 0, 9, 9, t) for t in code + prose])] == code
-
-
-def test_find_paragraph_and_code_on_the_page_photo(Patch, photo):
-    # the labelled boxes of benchmarks/real_photos: "the paragraph of text", "the line of code at the bottom"
-    page = Patch(str(photo("page")))
-    para = page.find("paragraph")
-    assert para[0].label == "paragraph" and para[0]._box().iou(Box(5, 49, 377, 135)) > 0.8
-    assert len(para) == 3  # the title, the paragraph, the code line: each its own run
-    code = page.find("line of code")
-    assert len(code) == 1 and code[0]._box().iou(Box(15, 172, 241, 190)) > 0.5
-    assert page.exists("code") and not Patch(str(photo("bus"))).exists("code")  # the bus's signs are no code
 
 
 def test_a_paragraph_continues_past_a_line_of_another_column(photo):

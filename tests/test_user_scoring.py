@@ -35,7 +35,7 @@ def _sample(answers: list[str], answer: str | None = None) -> Sample:
 
 def test_user_image_can_be_a_packaged_sample_photo(tmp_path):
     path = _write_jsonl(tmp_path / "mine.jsonl", [
-        {"image": "sample:chelsea", "question": "What animal is this?", "answers": ["cat", "kitten"]},
+        {"image": "sample:chelsea", "question": "Which animal is lying here?", "answers": ["cat", "kitten"]},
         {"image": "local.png", "question": "the cat", "box": [1, 2, 3, 4]},
     ])
     cat, local = load_dataset("user", path)
@@ -111,7 +111,7 @@ def _mixed_records() -> list[dict]:
     records = [
         _record("v1", "How many dogs?", {"answers": ["2", "two"], "answer": "2"}, prediction="two", category="count", seconds=1.0),
         _record("v2", "How many cats?", {"answers": ["3"], "answer": "3"}, prediction="red", category="count", seconds=2.0),
-        _record("v3", "What color is the bus?", {"answers": ["red"], "answer": "red"}, prediction="red", category="color", seconds=3.0),
+        _record("v3", "What color is the van?", {"answers": ["red"], "answer": "red"}, prediction="red", category="color", seconds=3.0),
         _record("g1", "the dog", {"box": gt_box}, task="grounding", boxes=[[0.0, 0.0, 10.0, 8.0]], category="count", seconds=4.0),
         _record("g2", "the cat", {"box": gt_box}, task="grounding", boxes=[[5.0, 5.0, 15.0, 15.0]], seconds=10.0),
     ]
