@@ -120,7 +120,10 @@ def test_a_presence_answer_needs_a_call_that_looked_for_the_thing() -> None:
     objects = [_find("object", [[0, 0, 9, 9]])]  # "objects" were found: nothing was looked for in particular
     reason = checks.check_answer(frame, "yes", objects)
     assert reason is not None and "the calls showed the opposite" in reason and "find('object')" in reason
-    assert checks.check_answer(frame, "yes", []) is not None  # answered from nothing
+    # from nothing: a "there is" may still be known (it stands), a "there is none" needs a search
+    unplaced = parse("Is there a hexagon?")
+    assert checks.check_answer(unplaced, "yes", []) is None and checks.check_answer(unplaced, "no", []) is not None
+    assert checks.check_answer(frame, "no", []) is None  # placed ("on the card"): a "none" is not judged
     assert checks.check_answer(frame, "yes", [_find("hexagon", [[0, 0, 9, 9]])]) is None
     assert checks.check_answer(frame, "no", [_query("Is a hexagon on the card?", "no")]) is None
     # a search for a kind, a group or a sibling of the thing is a search for it (WordNet)
@@ -136,8 +139,9 @@ def test_a_presence_answer_needs_a_call_that_looked_for_the_thing() -> None:
 
 def test_a_question_that_takes_the_thing_as_given_shows_nothing_of_it() -> None:
     frame = parse("Is there a green lamp?")
-    echo = [_query("What color is the green lamp?", "green")]  # the reply echoes the question
-    assert checks.check_answer(frame, "yes", echo) is not None
+    echo = [_query("What color is the green lamp?", "green")]  # the reply echoes the question: it shows nothing
+    assert checks.check_answer(frame, "yes", echo + [_find("chair", [[0, 0, 4, 4]])]) is not None  # only a chair shown
+    assert checks.check_answer(frame, "no", echo) is None  # a search was made, nothing showed the lamp
     assert checks.check_answer(frame, "yes", [_query("Is there a green lamp?", "yes")]) is None
     assert checks.check_answer(frame, "yes", [_query("What stands on the desk?", "a lamp")]) is None  # named unasked
     # "there is none" needs a call that looked; one that found other things shows what is there

@@ -183,12 +183,16 @@ def _shows(words: Sequence[str], call: Any) -> str | None:
 
 
 def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
-    """A yes or no to "is there a <thing>?" that no call could tell. That the thing is there needs a call that
-    found or saw it: a find of it or of a kind, group or sibling of it (WordNet) that came back with
-    something, a detection labelled as it, a presence question about it answered so, a property verified
-    on it. That it is not there needs a call that looked (any search that came back: what it found is what
-    is there). A summarizer reading "3 objects found" answers yes to any thing; a planner answers from
-    nothing; a program that asked "What colour is the brown shape?" hears "brown" whether or not there is one."""
+    """A yes or no to "is there a <thing>?" against what the calls showed, or resting on no search at all.
+
+    What a call shows (:func:`_shows`): the thing is there (a find of it, or of a kind, group or sibling of it
+    in WordNet, that came back with something; a detection labelled as it; a presence question about it
+    answered so; a property verified on it) or it is not (such a search that came back empty over every
+    pixel, or a search that came back with other things only). A "there is" is refused when calls showed
+    that it is not and none that it is (a summarizer reading "3 objects found: rectangle" answers yes to a
+    triangle); a "there is none" when calls showed it and none showed otherwise, or when nothing searched at
+    all. A question that takes the thing as given ("What colour is the brown shape?" -> "brown") shows
+    nothing either way."""
     assert frame is not None
     presence = frame.presence
     if presence is None or answer not in ("yes", "no"):
@@ -201,7 +205,12 @@ def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str)
     says_there = (answer == "yes") != presence.negated
     if presence.where and not says_there:
         return None  # "no dog on the sofa": a dog found elsewhere does not contradict it
-    if ("there" if says_there else "none") in shown or (not says_there and "there" not in shown and _searched(ev.calls)):
+    claimed, opposite = ("there", "none") if says_there else ("none", "there")
+    if claimed in shown:
+        return None
+    # A "there is" nothing showed may still be known (OCR lines, the describe LLM's reading of the findings):
+    # refused only against calls that showed otherwise. A "there is none" needs at least a search.
+    if opposite not in shown and (says_there or _searched(ev.calls)):
         return None
     looked = ", ".join(f"{c.tool}({next(iter((c.args or {}).values()), '')!r})" for c in ev.calls
                        if c.tool in ("find", "simple_query", "verify_property")) or "none"
@@ -242,7 +251,7 @@ ANSWER_CHECKS: tuple[Check, ...] = (
     Check("miscount", "a count of another thing than the one the question counts", frozenset({"number"}), _miscount),
     Check("against_search", "a yes/no to a negated presence question that contradicts the finds", frozenset({"yesno"}),
           _against_search),
-    Check("presence_unsearched", "a yes/no to a presence question that no call could tell (nothing looked for the thing)",
+    Check("presence_unsearched", "a yes/no to a presence question against what the calls showed, or a no from no search",
           frozenset({"yesno"}), _presence_unsearched),
     Check("options_dropped", "a choice answered by a simple_query that did not name the choices", frozenset({"choice"}),
           _options_dropped),
