@@ -121,3 +121,30 @@ def test_recorder_executes_every_option_and_replays(agent, sample, sandboxes):
     env.reset()
     _, r, term, _, info = env.step(1)  # the unchosen option that answered right
     assert (r, term, info["correct"]) == (199, True, 1.0)
+
+
+def test_recorder_reuses_the_outcome_of_a_program_the_step_already_ran(embedded_toolbox, sandboxes, sample):
+    # two instructions, one program: the second is not summarized again, and it shares the chosen option's outcome
+    code = dict(CODE, **{"Locate the cup": CODE["Find the cup"]})
+    decided: list[str] = []
+
+    def reply(messages) -> str:
+        system, user = messages[0].content, messages[-1].content
+        if "You plan the next step" in system and "Step 1:" not in user:
+            opts = ["Find the cup", "Locate the cup", "Crop the cup and answer its colour"]
+            return json.dumps({"instructions": [{"instruction": o, "probability": p} for o, p in zip(opts, [0.6, 0.3, 0.1])]})
+        if "You write short Python programs" in system:
+            return f"```python\n{code[user.split('Instruction:')[-1].strip().splitlines()[0]]}\n```"
+        if "You decide whether" in system:
+            decided.append(user)
+        return _reply(messages)
+
+    agent = HydraAgent(AgentConfig(mode="full", num_options=3, max_steps=3, max_replans=1), ScriptedChat(rule=reply),
+                       embedded_toolbox, sandboxes[0])
+    recorder = EpisodeRecorder(agent, ObservationEncoder(HashEmbedder(), 3), explore="all", side_runner=sandboxes[1])
+    episode = RecordedEpisode.from_dict(json.loads(json.dumps(recorder.record(sample, "user").to_dict())))
+    find, locate, crop = episode.steps[0].outcomes
+    assert (locate.recorded, locate.decision, locate.feedback) == (True, find.decision, find.feedback)
+    assert crop.decision == "answer" and crop.answer == "white"
+    # step 1: the chosen option and "Crop ..." were summarized, "Locate the cup" was not; then step 2's one option
+    assert len(decided) == 3

@@ -131,11 +131,17 @@ class EpisodeRecorder:
         rounds = [r for r in log.rounds if r.step == state.step]
         rounds[-1].choice = trace.choice  # the loop's own choice (after a REPLAN past the bound, its fallback)
         outcomes: list[OptionOutcome] = []
+        chosen = OptionOutcome(True, trace.feedback, bool(trace.result.get("ok")), trace.decision, trace.guess)
+        # An option whose program is one this step already ran gives that option's outcome: the same code on the
+        # same restored state runs the same calls, so the summarizer is not asked again (about half the options
+        # of the first easy-VQA episodes repeated a program). The chosen option's outcome object is shared, so
+        # the episode's final answer, filled in at the end, is its copies' too.
+        seen: dict[str, OptionOutcome] = {trace.code: chosen} if trace.code else {}
         for i, option in enumerate(options):
             if i == trace.choice:
-                outcomes.append(OptionOutcome(True, trace.feedback, bool(trace.result.get("ok")), trace.decision, trace.guess))
+                outcomes.append(chosen)
             elif self.explore == "all":
-                outcomes.append(self._try_option(sample, dataset, log, option.instruction))
+                outcomes.append(self._try_option(sample, dataset, log, option.instruction, seen))
             else:
                 outcomes.append(OptionOutcome())
         log.steps.append(_Step(state.step, state.memory_text, rounds, outcomes))
@@ -144,8 +150,10 @@ class EpisodeRecorder:
                                  bool(trace.result.get("ok")), trace.guess, trace.extra.get("note")))
         log.codes.append(trace.code)
 
-    def _try_option(self, sample: Sample, dataset: str, log: _EpisodeLog, instruction: str) -> OptionOutcome:
-        """Run one unchosen option from the state before this step, as the loop would have (the same shared step)."""
+    def _try_option(self, sample: Sample, dataset: str, log: _EpisodeLog, instruction: str,
+                    seen: dict[str, OptionOutcome] | None = None) -> OptionOutcome:
+        """Run one unchosen option from the state before this step, as the loop would have (the same shared step);
+        ``seen``: this step's outcomes by program, reused when the reasoner writes one of them again."""
         agent, side = self.agent, self._side_agent
         assert side is not None and log.bank is not None
         image, task = str(sample.image_path), sample.task
@@ -157,6 +165,8 @@ class EpisodeRecorder:
         episode = Episode(image, sample.query, task, frame,  # type: ignore[arg-type]
                           EpisodeResult(sample.query, task, image, agent.config.mode, None, [], []))  # type: ignore[arg-type]
         out = execute(side, reasoner, episode, instruction, bank)
+        if seen is not None and out.code and out.code in seen:
+            return seen[out.code]
         if task == "grounding":
             decision, answer = ("answer" if out.boxes else "continue"), None
         elif agent.max_steps == 1:
@@ -168,7 +178,10 @@ class EpisodeRecorder:
             decision, answer = d.kind, d.answer or (out.guess if d.kind == "answer" else None)
         final = decision == "answer"
         metric = reward_metric(sample, dataset, answer, out.boxes) if final else None
-        return OptionOutcome(True, out.observation, out.ok, decision, answer or out.guess, out.boxes, metric, final)
+        outcome = OptionOutcome(True, out.observation, out.ok, decision, answer or out.guess, out.boxes, metric, final)
+        if seen is not None and out.code:
+            seen[out.code] = outcome
+        return outcome
 
     # ------------------------------------------------------------- episode
     def _episode(self, sample: Sample, dataset: str, log: _EpisodeLog, result: Any) -> RecordedEpisode:
