@@ -61,3 +61,10 @@ def test_summary_lists_only_what_is_set() -> None:
 def test_an_empty_question_is_refused() -> None:
     with pytest.raises(ValueError, match="empty question"):
         parse("   ")
+
+
+def test_a_category_question_is_about_the_kind_it_asks_for() -> None:
+    # "which parrot ... on the railing" is about the parrot, not the railing it sits on
+    frame = parse("Which parrot is sitting on the railing?")
+    assert (frame.category, frame.subject) == ("parrot", "parrot")
+    assert parse("What colour is the mug on the shelf?").subject == "mug"  # no category: the first noun phrase

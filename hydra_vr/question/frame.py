@@ -164,9 +164,10 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         count = tuple(wn.singular(w) for w in things) or None
     category = asked_category(text) if spec.kind == "open" else None
     presence, place, knowledge = at.asked_presence(text), at.asked_place(text), at.asked_knowledge(text)
-    # what the question is about: what it looks for, counts or places before any other noun phrase
+    # what the question is about: what it looks for, counts, places or names the kind of ("which bird ... on the
+    # fence" is about the bird) before any other noun phrase
     subject = (presence.thing if presence else " ".join(count) if count else place.thing if place
-               else knowledge.head if knowledge else _subject(text))
+               else knowledge.head if knowledge else category if category else _subject(text))
     return QuestionFrame(
         text=text,
         answer=spec,
