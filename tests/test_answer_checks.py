@@ -148,3 +148,14 @@ def test_a_question_that_takes_the_thing_as_given_shows_nothing_of_it() -> None:
     assert checks.check_answer(frame, "no", [_query("Is there a green lamp?", "yes")]) is not None
     assert checks.check_answer(frame, "no", [_find("chair", [[0, 0, 4, 4]])]) is None
     assert checks.check_answer(frame, "no", []) is not None
+
+
+def test_an_answer_to_which_kind_names_a_kind_of_it() -> None:
+    frame = parse("Which reptile is basking on the rock?")
+    assert frame.category == "reptile"
+    reason = checks.check_answer(frame, "teddy bear", [])
+    assert reason is not None and "not a kind of reptile" in reason
+    assert checks.check_answer(frame, "lizard", []) is None and checks.check_answer(frame, "green iguana", []) is None
+    assert checks.check_answer(frame, "zorblax", []) is None  # a name WordNet does not know is not judged
+    # a category of no thing a photo shows ("which language") is not judged
+    assert checks.check_answer(parse("Which language is the menu printed in?"), "spanish", []) is None

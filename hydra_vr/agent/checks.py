@@ -221,6 +221,24 @@ def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str)
             f"find({presence.thing!r}) or ask simple_query whether there is one")
 
 
+def _off_category(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    """An answer to "which <category>?" that names no kind of the category, where the category is a kind of thing
+    a photo shows (``lexicon.names_things``: "what utensil" -> cup is refused, "what language" is not judged).
+    The whole answer, else its last word, is looked up in WordNet; a name WordNet does not know is left alone."""
+    assert frame is not None
+    category = frame.category
+    if category is None or not wn.names_things(category):
+        return None
+    words = re.findall(r"[a-z]+", answer.lower())
+    for name in dict.fromkeys([" ".join(words), *words[-1:]]):
+        if name and wn.is_noun(name):
+            if wn.word_is_a(name, category):
+                return None
+            return (f"{answer!r} is not a kind of {category} (WordNet); the question asks which {category}: name the "
+                    f"{category} the tools see (classify or ask simple_query about it)")
+    return None
+
+
 def _searched(calls: Sequence[Any]) -> bool:
     """Whether any call looked at the photo for things (a find, or a question to the VQA tool)."""
     return any(c.tool in ("find", "simple_query") for c in calls)
@@ -253,6 +271,8 @@ ANSWER_CHECKS: tuple[Check, ...] = (
           _against_search),
     Check("presence_unsearched", "a yes/no to a presence question against what the calls showed, or a no from no search",
           frozenset({"yesno"}), _presence_unsearched),
+    Check("off_category", "an answer to 'which <category>?' that is no kind of the category (WordNet)", frozenset({"open"}),
+          _off_category),
     Check("options_dropped", "a choice answered by a simple_query that did not name the choices", frozenset({"choice"}),
           _options_dropped),
     Check("place_from_depth", "where a thing lies in the photo decided by depth", frozenset({"choice", "open"}),

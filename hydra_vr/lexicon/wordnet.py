@@ -123,6 +123,11 @@ def is_noun(phrase: str) -> bool:
     return bool(noun_senses(phrase))
 
 
+def is_verb(word: str) -> bool:
+    """Whether WordNet knows ``word`` (any inflection) as a verb."""
+    return bool(wordnet().synsets(_key(word), "v"))
+
+
 def is_adjective(word: str) -> bool:
     """Whether WordNet knows ``word`` as an adjective ("red", "wooden", "tall")."""
     return bool(wordnet().synsets(_key(word), "a"))
@@ -195,6 +200,17 @@ def related(a: str, b: str) -> bool:
                     or not set(x.hypernyms()).isdisjoint(y.hypernyms())):
                 return True
     return False
+
+
+# Categories whose members a photo shows and a name answers: living things, made things, food, plant parts
+# and natural objects ("which bird", "what utensil", "what fruit"), not "what title", "what language".
+THING_ROOTS = ("organism", "artifact", "food", "plant part", "natural object")
+
+
+def names_things(category: str) -> bool:
+    """Whether ``category``'s everyday sense is a kind of thing a photo shows (:data:`THING_ROOTS`)."""
+    sense = main_sense(category)
+    return sense is not None and any(is_a(sense, root) for root in THING_ROOTS)
 
 
 def synset_of_offset(offset: int) -> Any:
