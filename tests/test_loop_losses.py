@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
+from tests.benchmark_scripts import load
 
 def _module():
-    spec = importlib.util.spec_from_file_location("loop_losses", ROOT / "benchmarks" / "loop_losses.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load("loop_losses")
 
 
 def _outcome(answer, decision="answer", final=True):

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
+from tests.benchmark_scripts import load
+
 from hydra_vr.api.types import Answer, Box, Detection, ToolCallRecord
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
 def _module():
-    spec = importlib.util.spec_from_file_location("replay_checks", ROOT / "benchmarks" / "replay_checks.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load("replay_checks")
 
 
 def test_a_tool_call_survives_the_trace_json():

@@ -116,7 +116,7 @@ def asked_category(question: str) -> str | None:
         if phrase is None or (tail and tail[0] not in ("in", "on", "at", "here", "there", "shown", "pictured")):
             return None
         if any(w.endswith("ing") and wn.is_verb(w) for w in tail):
-            return None  # "what is the man in the black coat wearing": asks what he wears, not which man
+            return None  # "what is the boy on the bench eating": asks what he eats, not which boy
         return None if phrase in _NO_CATEGORY else phrase
     phrase = _noun_phrase(rest)
     if phrase is None or phrase in _NO_CATEGORY or rest[0] in at.COLOR_WORDS:
