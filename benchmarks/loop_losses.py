@@ -31,20 +31,17 @@ CLASSES = ("passed_over", "continued_past", "never_right")
 def _scorer(episode: dict[str, Any]) -> Callable[[str | None, list | None], bool]:
     """Whether an output is right for the episode's sample, by the metric the recorder used
     (:func:`hydra_vr.training.reward.reward_metric`, counted as :func:`is_correct`)."""
-    from hydra_vr.datasets import Sample
+    from hydra_vr.eval.sample_eval import sample_from_record
     from hydra_vr.training.reward import is_correct, reward_metric
 
-    gt, task = episode.get("gt") or {}, episode.get("task", "vqa")
-    sample = Sample(id=str(episode.get("id")), image_path=Path(str(episode.get("image", ""))), query=str(episode.get("query")),
-                    task=task, answers=list(gt.get("answers") or []), answer=gt.get("answer"), choices=gt.get("choices"),
-                    correct_choice=gt.get("correct_choice"), box=gt.get("box"))
+    sample = sample_from_record({**episode, "gt": episode.get("gt") or {}})  # an episode has a record's sample fields
     dataset = str(episode.get("dataset") or "")
-    return lambda answer, boxes: is_correct(task, reward_metric(sample, dataset, answer, boxes or [])) >= 0.5
+    return lambda answer, boxes: is_correct(sample.task, reward_metric(sample, dataset, answer, boxes or [])) >= 0.5
 
 
 def classify(episode: dict[str, Any]) -> dict[str, Any]:
     """One episode's verdict: right, its loss class when wrong, the oracle, and per step whether its options differ."""
-    gt, task = episode.get("gt") or {}, episode.get("task", "vqa")
+    gt = episode.get("gt") or {}
     result = episode.get("result") or {}
     right_for = _scorer(episode)
     loop_right = right_for(result.get("answer"), result.get("boxes"))

@@ -91,7 +91,7 @@ def replay_run(run_dir: Path) -> tuple[list[dict[str, Any]], int]:
 def without_check(run_dir: Path, check: str) -> dict[str, Any]:
     """The run's VQA accuracy as made, and as it would have been without ``check``: each episode where it fired
     scored on the answer it refused first (see the module docstring)."""
-    from hydra_vr.datasets import Sample
+    from hydra_vr.eval.sample_eval import sample_from_record
     from hydra_vr.eval.scoring import score_sample
 
     n = fired = 0
@@ -113,10 +113,7 @@ def without_check(run_dir: Path, check: str) -> dict[str, Any]:
             without_sum += score
             continue
         fired += 1
-        gt = record.get("gt") or {}
-        sample = Sample(id=str(record.get("id")), image_path=Path(str(record.get("image", ""))), query=str(record.get("query")),
-                        task="vqa", answers=list(gt.get("answers") or []), answer=gt.get("answer"), choices=gt.get("choices"),
-                        correct_choice=gt.get("correct_choice"))
+        sample = sample_from_record({**record, "gt": record.get("gt") or {}})
         without_sum += float(score_sample(sample, refused, [], str(record.get("dataset") or "")).score or 0.0)
     pct = (lambda v: round(100 * v / n, 1) if n else None)
     return {"run": str(run_dir), "vqa": n, "fired": fired, "with": pct(with_sum), "without": pct(without_sum)}

@@ -17,11 +17,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hydra_vr.answer_types import AnswerSpec, against_search, asked_knowledge, expected_type, miscount, yesno_word
+from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asked_presence, expected_type, miscount,
+                                  yesno_word)
 from hydra_vr.api.colors import is_color_name
 from hydra_vr.api.tools import search_settles
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.question.frame import QuestionFrame, parse
+from hydra_vr.question.frame import QuestionFrame
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ def _shows(words: Sequence[str], call: Any) -> str | None:
         return None
     if tool == "simple_query":
         question, reply = str(args.get("question", "")), str(getattr(result, "text", result) or "")
-        asked = parse(question).presence if question.strip() else None
+        asked = asked_presence(question)
         if asked is not None and _names_it(words, asked.thing):
             said = yesno_word(reply)
             if said is not None:
@@ -215,8 +216,7 @@ def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str)
     looked = ", ".join(f"{c.tool}({next(iter((c.args or {}).values()), '')!r})" for c in ev.calls
                        if c.tool in ("find", "simple_query", "verify_property")) or "none"
     claim = "there is" if says_there else "there is no"
-    shown_instead = "none" if says_there else "there"
-    why = "the calls showed the opposite" if shown_instead in shown else "no tool call showed that"
+    why = "the calls showed the opposite" if opposite in shown else "no tool call showed that"
     return (f"{answer!r} says {claim} {presence.thing}, but {why} (calls: {looked}); "
             f"find({presence.thing!r}) or ask simple_query whether there is one")
 
@@ -316,34 +316,28 @@ def collecting() -> Iterator[list[Firing]]:
         _FIRED.reset(token)
 
 
+def _fire(check: Check, kind: str, answer: str, evidence: Evidence, frame: QuestionFrame | None) -> str | None:
+    """Run ``check`` unless it is switched off or does not apply to ``kind``; record its refusal, if any."""
+    if check.name in _DISABLED.get() or not check.applies(kind):
+        return None
+    reason = check.test(evidence, frame, answer)
+    if reason and (fired := _FIRED.get()) is not None:
+        fired.append(Firing(check.name, answer, reason))
+    return reason
+
+
 def run_checks(kind: str, answer: str, evidence: Evidence, frame: QuestionFrame | None = None) -> str | None:
     """Why ``answer`` (of answer type ``kind``: a VQA kind, or "box") to the question of ``frame`` (None for a
     box) is refused by the first check that refuses it, or None. Each refusal is recorded in the
     :func:`collecting` context, if any."""
-    off = _DISABLED.get()
-    for check in ANSWER_CHECKS:
-        if check.name in off or not check.applies(kind):
-            continue
-        reason = check.test(evidence, frame, answer)
-        if reason:
-            fired = _FIRED.get()
-            if fired is not None:
-                fired.append(Firing(check.name, answer, reason))
-            return reason
-    return None
+    return next((reason for check in ANSWER_CHECKS if (reason := _fire(check, kind, answer, evidence, frame))), None)
 
 
 def run_check(name: str, answer: str, evidence: Evidence, frame: QuestionFrame) -> str | None:
     """One check by name, where it applies to ``frame``'s answer type (a step rewrites a program it refuses
     before the answer reaches the others); its refusal is recorded like any other, and an ablation that
     switches it off switches this off too."""
-    check = next(c for c in ANSWER_CHECKS if c.name == name)
-    if check.name in _DISABLED.get() or not check.applies(frame.kind):
-        return None
-    reason = check.test(evidence, frame, answer)
-    if reason and (fired := _FIRED.get()) is not None:
-        fired.append(Firing(check.name, answer, reason))
-    return reason
+    return _fire(next(c for c in ANSWER_CHECKS if c.name == name), frame.kind, answer, evidence, frame)
 
 
 def check_answer(frame: QuestionFrame, answer: str, calls: Sequence[Any], code: str = "") -> str | None:

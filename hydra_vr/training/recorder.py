@@ -40,7 +40,7 @@ from hydra_vr.controller.base import REPLAN, Controller, ControllerState
 from hydra_vr.controller.observation import ObservationEncoder, memory_tail
 from hydra_vr.datasets import Sample
 from hydra_vr.memory import MemoryEntry, StateMemoryBank
-from hydra_vr.question.frame import parse
+from hydra_vr.question.frame import QuestionFrame, parse
 from hydra_vr.training.episodes import OptionOutcome, RecordedEpisode, RecordedOption, RecordedRound, RecordedStep
 from hydra_vr.training.reward import reward_metric
 
@@ -69,6 +69,7 @@ class _EpisodeLog:
     steps: list[_Step] = field(default_factory=list)
     bank: StateMemoryBank | None = None
     codes: list[str] = field(default_factory=list)  # the programs whose variables the namespace holds
+    frame: QuestionFrame | None = None  # the sample's question, parsed once for every unchosen option
 
 
 class _LoggingController:
@@ -110,7 +111,8 @@ class EpisodeRecorder:
 
     # ------------------------------------------------------------------ run
     def record(self, sample: Sample, dataset: str) -> RecordedEpisode:
-        log = _EpisodeLog(bank=StateMemoryBank(sample.query))
+        log = _EpisodeLog(bank=StateMemoryBank(sample.query),
+                          frame=parse(sample.query, sample.choices) if sample.task == "vqa" else None)
         self.rng.seed(f"{self.seed}:{sample.id}")
         controller, observer = self.agent.controller, self.agent.observer
         self.agent.controller = _LoggingController(controller, log, self.epsilon, self.rng)
@@ -160,9 +162,7 @@ class EpisodeRecorder:
         _, reasoner, summarizer = agent.roles(task)  # type: ignore[arg-type]
         bank = StateMemoryBank(log.bank.query, max_chars=log.bank.max_chars)
         EpisodeState.save(log.bank, log.codes).restore(bank, self.side_runner, image)
-        frame = parse(sample.query, sample.choices) if task == "vqa" else None
-        spec = frame.answer if frame is not None else None
-        episode = Episode(image, sample.query, task, frame,  # type: ignore[arg-type]
+        episode = Episode(image, sample.query, task, log.frame,  # type: ignore[arg-type]
                           EpisodeResult(sample.query, task, image, agent.config.mode, None, [], []))  # type: ignore[arg-type]
         out = execute(side, reasoner, episode, instruction, bank)
         if seen is not None and out.code and out.code in seen:
@@ -174,7 +174,7 @@ class EpisodeRecorder:
         else:
             bank.add(MemoryEntry(len(bank.entries) + 1, instruction, out.code, out.observation,
                                  [v.to_dict() for v in out.program.variables], out.ok, out.guess, out.note))
-            d = summarizer.decide(sample.query, bank.render(), spec)
+            d = summarizer.decide(sample.query, bank.render(), episode.spec)
             decision, answer = d.kind, d.answer or (out.guess if d.kind == "answer" else None)
         final = decision == "answer"
         metric = reward_metric(sample, dataset, answer, out.boxes) if final else None
