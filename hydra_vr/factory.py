@@ -59,18 +59,32 @@ def build_toolbox(cfg: HydraConfig, llm: Callable[[], Any] | None = None, embedd
 
 
 def build_controller(cfg: HydraConfig, checkpoint: str | None = None) -> Any:
-    """The controller for ``cfg.agent.mode``: a DQN checkpoint when given (mode full), else the
-    planner-probability policy."""
-    from hydra_vr.config import ConfigError
+    """The controller for ``cfg.agent.mode``: a DQN checkpoint when given, else in mode full the one the package
+    ships (:func:`~hydra_vr.controller.checkpoint.shipped_checkpoint`), else the planner-probability policy."""
     from hydra_vr.controller import PlannerProbabilityController, default_controller_registry
 
     if cfg.agent.mode == "full" and not checkpoint:
-        # Running the planner policy under the name of the RL controller would mislabel every result.
-        raise ConfigError("mode full runs the trained RL controller: give its checkpoint (--controller CKPT, made by "
-                          "hydra-vr train-controller), or use mode no_rl for the planner's probabilities")
+        checkpoint = controller_checkpoint(cfg, None)
     if checkpoint:
         return default_controller_registry().create("dqn", checkpoint=checkpoint, config=cfg)
     return PlannerProbabilityController()
+
+
+def controller_checkpoint(cfg: HydraConfig, given: str | None) -> str | None:
+    """The checkpoint a run uses: ``given`` (--controller), else in mode full the shipped one; None outside mode
+    full. Mode full with neither is an error: the planner's policy under the RL controller's name would
+    mislabel every result."""
+    from hydra_vr.config import ConfigError
+    from hydra_vr.controller.checkpoint import shipped_checkpoint
+
+    if given or cfg.agent.mode != "full":
+        return given
+    shipped = shipped_checkpoint()
+    if shipped is None:
+        raise ConfigError("mode full runs the trained RL controller, and this install ships none: give a checkpoint "
+                          "(--controller CKPT, made by hydra-vr train-controller), or use mode no_rl for the planner's "
+                          "probabilities")
+    return str(shipped)
 
 
 def build_agent(

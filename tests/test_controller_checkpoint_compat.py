@@ -144,3 +144,81 @@ def test_broken_model_archives_are_clean_errors(tmp_path):
     torch.save({k: v for k, v in state.items() if not k.startswith("q_net.")}, buf)
     with pytest.raises(CheckpointError, match="holds no Q-network layer"):
         load_checkpoint(_copy_with_policy(tmp_path / "d", buf.getvalue()))
+
+
+def _controller_rows(checkpoint: Path) -> tuple[list[np.ndarray], list[int]]:
+    """Q-values and choices of a DQNController from ``checkpoint`` on the fixture's recorded rounds."""
+    episodes = load_episodes([EPISODES])
+    controller = DQNController(checkpoint, embedder=TableEmbedder(episodes))
+    qs, choices = [], []
+    for case in EXPECTED["controller"]:
+        ep = episodes[case["episode"]]
+        step = next(s for s in ep.steps if s.step == case["step"])
+        rnd = step.rounds[case["round"]]
+        state = ControllerState(query=ep.query, memory_text=step.memory, step=step.step, replans=case["round"],
+                                max_replans=case["max_replans"])
+        options = [o.instruction for o in rnd.options]
+        qs.append(controller.q_values(options, rnd.probabilities, state))
+        choices.append(controller.select(options, rnd.probabilities, state))
+    return qs, choices
+
+
+def test_an_exported_checkpoint_is_small_and_chooses_as_the_original(tmp_path):
+    from hydra_vr.controller.checkpoint import WEIGHTS_FILE, export_checkpoint
+
+    full = export_checkpoint(OLD, tmp_path / "full", half=False)
+    half = export_checkpoint(OLD, tmp_path / "half")
+    assert sorted(p.name for p in half.iterdir()) == ["meta.json", WEIGHTS_FILE]  # no model.zip: nothing to train on
+    assert (half / WEIGHTS_FILE).stat().st_size < (full / WEIGHTS_FILE).stat().st_size < (OLD / "model.zip").stat().st_size
+    expected_q = [c["q"] for c in EXPECTED["controller"]]
+    q_full, choices_full = _controller_rows(full)
+    np.testing.assert_allclose(q_full, expected_q, rtol=1e-5, atol=1e-3)
+    assert choices_full == [c["choice"] for c in EXPECTED["controller"]]
+    q_half, _ = _controller_rows(half)
+    scale = np.abs(expected_q).max()
+    assert np.abs(np.array(q_half) - np.array(expected_q)).max() < 1e-2 * scale
+    assert load_checkpoint(half).meta == load_checkpoint(OLD).meta
+
+
+def test_a_checkpoint_without_weights_or_with_broken_ones_is_a_clean_error(tmp_path):
+    from hydra_vr.controller.checkpoint import WEIGHTS_FILE, export_checkpoint
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(OLD / "meta.json", bare / "meta.json")
+    with pytest.raises(CheckpointError, match=f"neither model.zip nor {WEIGHTS_FILE}"):
+        load_checkpoint(bare)
+    broken = export_checkpoint(OLD, tmp_path / "broken")
+    (broken / WEIGHTS_FILE).write_bytes(b"\x00garbage")
+    with pytest.raises(CheckpointError, match=f"{WEIGHTS_FILE}: unreadable"):
+        load_checkpoint(broken)
+    with pytest.raises(CheckpointMismatchError, match=r"N = 3 \(checkpoint\) vs 5"):
+        load_checkpoint(export_checkpoint(OLD, tmp_path / "n3"), num_options=5)
+
+
+def test_mode_full_uses_the_shipped_checkpoint_when_the_package_has_one(tmp_path, monkeypatch):
+    from hydra_vr.config import ConfigError, load_config
+    from hydra_vr.controller import checkpoint as ckpt_mod
+    from hydra_vr.controller.checkpoint import export_checkpoint
+    from hydra_vr.factory import controller_checkpoint
+
+    cfg = load_config("default", ["agent.mode=full", "agent.num_options=3"])
+    monkeypatch.setattr(ckpt_mod, "SHIPPED_DIR", tmp_path / "shipped")
+    with pytest.raises(ConfigError, match="this install ships none"):
+        controller_checkpoint(cfg, None)
+    export_checkpoint(OLD, tmp_path / "shipped")
+    assert controller_checkpoint(cfg, None) == str(tmp_path / "shipped")
+    assert controller_checkpoint(cfg, "mine") == "mine"  # --controller wins
+    assert controller_checkpoint(load_config("default", []), None) is None  # no_rl: the planner's probabilities
+
+
+def test_export_controller_command(tmp_path):
+    from typer.testing import CliRunner
+
+    from hydra_vr.cli.main import app
+
+    ok = CliRunner().invoke(app, ["export-controller", str(OLD), str(tmp_path / "small")])
+    assert ok.exit_code == 0 and "q_net.pt" in ok.output, ok.output
+    assert load_checkpoint(tmp_path / "small").meta.num_options == 3
+    bad = CliRunner().invoke(app, ["export-controller", str(tmp_path), str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "no meta.json" in bad.output

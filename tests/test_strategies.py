@@ -52,8 +52,11 @@ def test_mode_vipergpt_is_another_name_for_the_strategy():
         AgentConfig.model_validate({"hammr": 3})
 
 
-def test_mode_full_without_a_checkpoint_is_a_clear_error(tmp_path):
+def test_mode_full_without_a_checkpoint_is_a_clear_error(tmp_path, monkeypatch):
+    from hydra_vr.controller import checkpoint
     from hydra_vr.factory import build_controller
+
+    monkeypatch.setattr(checkpoint, "SHIPPED_DIR", tmp_path / "no-shipped-controller")  # an install that ships none
 
     with pytest.raises(ConfigError, match="mode full runs the trained RL controller"):
         build_controller(load_config("default", ["agent.mode=full"]))

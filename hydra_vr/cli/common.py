@@ -12,10 +12,11 @@ import yaml
 from hydra_vr.config import ConfigError, HydraConfig, load_config
 
 CONFIG_OPTION = typer.Option("default", "--config", "-c", help="Packaged profile name (default, hub, openai) or a YAML file.")
-MODE_HELP = ("HYDRA's ablations: full (RL controller; needs --controller), no_rl, one_step, no_sampling "
+MODE_HELP = ("HYDRA's ablations: full (the RL controller: --controller CKPT, else the one the package ships), no_rl, one_step, no_sampling "
              "(vipergpt still works: it means --strategy vipergpt). Default: the config's.")
 STRATEGY_HELP = "Agent strategy: hydra, vipergpt, ... (`hydra-vr strategies` lists them). Default: the config's (hydra)."
-CONTROLLER_HELP = "A trained controller checkpoint (hydra-vr train-controller); implies mode full."
+CONTROLLER_HELP = ("A trained controller checkpoint (hydra-vr train-controller or export-controller); implies mode full. "
+                   "Without it, mode full uses the checkpoint the package ships, if any.")
 SET_OPTION = typer.Option(None, "--set", help="Override a config field, e.g. --set vision.detector.options.score_threshold=0.3 (repeatable).")
 
 

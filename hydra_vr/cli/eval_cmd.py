@@ -30,8 +30,12 @@ EVAL_HELP = (  # one paragraph per line: the help renderer re-wraps lines, it do
 )
 
 
-def _check_agent_config(cfg: Any, controller: Path | None) -> None:
-    """Refuse an unknown strategy, bad strategy options, or mode full without a checkpoint before any sample runs."""
+def _check_agent_config(cfg: Any, controller: Path | None) -> str | None:
+    """Refuse an unknown strategy, bad strategy options, or mode full without a checkpoint before any sample runs;
+    return the checkpoint the run uses (``--controller``, else in mode full the one the package ships)."""
+    from hydra_vr.config import ConfigError
+    from hydra_vr.factory import controller_checkpoint
+
     from hydra_vr.agent.strategy import StrategyConfigError, build_strategy, check_sections
 
     try:
@@ -39,9 +43,11 @@ def _check_agent_config(cfg: Any, controller: Path | None) -> None:
         build_strategy(cfg.agent.strategy_name, cfg.agent.strategy_options())
     except StrategyConfigError as exc:
         fail(str(exc))
-    if cfg.agent.mode == "full" and not controller:
-        fail("--mode full runs the trained RL controller: give --controller CKPT (made by hydra-vr train-controller), "
-             "or use --mode no_rl for the planner's probabilities")
+    try:
+        return controller_checkpoint(cfg, str(controller) if controller else None)
+    except ConfigError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail() exits
 
 
 def _print_summary(report: dict[str, Any], run_dir: Path) -> None:
@@ -109,7 +115,7 @@ def eval_command(
     loader_options = parse_loader_options(options)
     cluster = ray_settings(ray, workers, ray_cpus, ray_gpus, ray_memory_mb, ray_resources, max_tries)
     cfg = load_cli_config(config, loop_overrides(overrides, mode, controller, strategy))
-    _check_agent_config(cfg, controller)
+    checkpoint = _check_agent_config(cfg, controller)
     try:
         samples = load_dataset(dataset, data_root, split, limit, **loader_options)
         missing = check_images(samples)
@@ -129,17 +135,17 @@ def eval_command(
     example_set = examples or default_examples(key)
     settings = EvalSettings(
         dataset=key, data_root=str(data_root.expanduser().resolve()) if data_root else None, split=split, limit=limit,
-        mode=cfg.agent.mode, config=config, controller=str(controller) if controller else None, examples=example_set,
+        mode=cfg.agent.mode, config=config, controller=checkpoint, examples=example_set,
         overrides=tuple(overrides or []), options=loader_options,
         strategy=None if cfg.agent.strategy_name == "hydra" else cfg.agent.strategy_name,
     )
-    spec = AgentSpec(cfg, controller=str(controller) if controller else None, example_set=example_set)
-    if controller:  # refuse a bad checkpoint now, not as one error record per sample
+    spec = AgentSpec(cfg, controller=checkpoint, example_set=example_set)
+    if checkpoint:  # refuse a bad checkpoint now, not as one error record per sample
         from hydra_vr.factory import build_controller
         from hydra_vr.controller.checkpoint import CheckpointError
 
         try:
-            build_controller(cfg, str(controller))
+            build_controller(cfg, checkpoint)
         except CheckpointError as exc:
             fail(str(exc))
     try:

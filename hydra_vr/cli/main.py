@@ -12,7 +12,7 @@ from hydra_vr.cli.eval_cmd import EVAL_HELP, eval_command
 from hydra_vr.cli.record_cmd import RECORD_HELP, record_command
 from hydra_vr.cli.serve_cmd import SERVE_HELP, serve_command
 from hydra_vr.cli.tools_cmd import tools
-from hydra_vr.cli.train_cmd import TRAIN_HELP, train_command
+from hydra_vr.cli.train_cmd import EXPORT_HELP, TRAIN_HELP, export_command, train_command
 
 app = typer.Typer(
     name="hydra-vr",
@@ -30,6 +30,7 @@ app.command("eval", help=EVAL_HELP)(eval_command)
 app.command("compare", help=COMPARE_HELP)(compare_command)
 app.command("record", help=RECORD_HELP)(record_command)
 app.command("train-controller", help=TRAIN_HELP)(train_command)
+app.command("export-controller", help=EXPORT_HELP)(export_command)
 app.command("serve", help=SERVE_HELP)(serve_command)
 
 

@@ -48,3 +48,27 @@ def train_command(
             typer.echo(f"  held-out {stats.policy:<20} reward {stats.mean_reward:8.2f}  accuracy {stats.accuracy:.3f}  "
                        f"steps {stats.mean_steps:.2f}  ({stats.episodes} episodes)")
     typer.echo(f"checkpoint: {result.checkpoint}" + (f"\ncurve: {result.curve}" if result.curve else ""))
+
+
+EXPORT_HELP = (
+    "Write the inference-only form of a controller checkpoint: CKPT/meta.json and the online Q-network's "
+    "weights (q_net.pt, float16 unless --full-precision), a tenth of model.zip's size. hydra-vr ask|ground|eval "
+    "--controller OUT reads it like the original; training cannot resume from it. The checkpoint the package "
+    "ships (used by --mode full without --controller) is in this form.\n\n"
+    "Example: hydra-vr export-controller ckpt/gqa ckpt/gqa-small"
+)
+
+
+def export_command(
+    checkpoint: Path = typer.Argument(..., help="A checkpoint directory (hydra-vr train-controller --out)."),
+    out: Path = typer.Argument(..., help="Directory to write (created)."),
+    full_precision: bool = typer.Option(False, "--full-precision", help="Keep float32 weights (twice the size)."),
+) -> None:
+    from hydra_vr.controller.checkpoint import WEIGHTS_FILE, CheckpointError, export_checkpoint
+
+    try:
+        written = export_checkpoint(checkpoint, out, half=not full_precision)
+    except CheckpointError as exc:
+        fail(str(exc))
+    size = (written / WEIGHTS_FILE).stat().st_size
+    typer.echo(f"{written}: meta.json and {WEIGHTS_FILE} ({size / 1e6:.1f} MB)")

@@ -11,7 +11,8 @@ with another embedding model or another number of option slots::
      "training": {...timesteps, episodes, seconds, created...}}
 
 ``model.zip`` is what stable-baselines3's ``DQN.save`` writes (training resumes from it). Inference
-reads only the online network's weights from it: the ``q_net.*`` tensors of ``policy.pth`` (the
+reads only the online network's weights from it (or from ``q_net.pt``, the inference-only form
+:func:`export_checkpoint` writes and a checkpoint shipped in the package holds): the ``q_net.*`` tensors of ``policy.pth`` (the
 state dict of :class:`~hydra_vr.controller.qnet.MaskedQNetwork` under the policy's ``q_net``), with
 the hidden layer sizes read off their shapes. It never unpickles the archive's ``data`` (which names
 the training policy class), so loading needs neither the training code nor SB3's ``DQN``.
@@ -40,6 +41,8 @@ VERSION = 1
 MODEL_FILE = "model.zip"
 META_FILE = "meta.json"
 POLICY_FILE = "policy.pth"  # inside MODEL_FILE: the SB3 policy's state dict
+WEIGHTS_FILE = "q_net.pt"  # inference only: the online network's state dict, without the training state
+SHIPPED_DIR = Path(__file__).parent / "shipped"  # the checkpoint installed with the package, when there is one
 Q_NET_PREFIX = "q_net."  # the online network; "q_net_target." is the training-only target copy
 LINEAR_WEIGHT = re.compile(r"q_net\.(\d+)\.weight")  # QNetwork's nn.Sequential: Linear, ReLU, Linear, ...
 
@@ -132,34 +135,75 @@ def read_meta(path: Path | str) -> CheckpointMeta:
 
 def load_checkpoint(path: Path | str, *, embedding_name: str | None = None, embedding_dim: int | None = None,
                     num_options: int | None = None, where: str = "the configuration") -> LoadedCheckpoint:
-    """Read meta.json, refuse a mismatch (before reading any weights), then load the Q-network on CPU."""
+    """Read meta.json, refuse a mismatch (before reading any weights), then load the Q-network on CPU from
+    ``model.zip`` or, where only the inference weights were kept, ``q_net.pt``."""
     path = Path(path)
     meta = read_meta(path)
     meta.check_compatible(embedding_name=embedding_name, embedding_dim=embedding_dim, num_options=num_options, where=where)
-    if not (path / MODEL_FILE).is_file():
-        raise CheckpointError(f"{path}: {MODEL_FILE} is missing")
-    return LoadedCheckpoint(read_q_network(path / MODEL_FILE, meta), meta, path)
+    if (path / MODEL_FILE).is_file():
+        return LoadedCheckpoint(read_q_network(path / MODEL_FILE, meta), meta, path)
+    if (path / WEIGHTS_FILE).is_file():
+        return LoadedCheckpoint(_network(_weights_file(path / WEIGHTS_FILE), meta, path / WEIGHTS_FILE), meta, path)
+    raise CheckpointError(f"{path}: neither {MODEL_FILE} nor {WEIGHTS_FILE} is there")
 
 
 def read_q_network(model_zip: Path, meta: CheckpointMeta) -> MaskedQNetwork:
     """The online Q-network of an SB3 ``model.zip``, checked against ``meta`` (input size, N + 1 outputs)."""
+    return _network(_q_net_weights(model_zip), meta, model_zip)
+
+
+def _network(weights: dict[str, torch.Tensor], meta: CheckpointMeta, source: Path) -> MaskedQNetwork:
+    """The Q-network ``weights`` (its state dict) describe, its hidden sizes read off their shapes."""
     from hydra_vr.controller.qnet import build_q_network
 
-    weights = _q_net_weights(model_zip)
     layers = sorted((int(m.group(1)), tensor) for key, tensor in weights.items()
                     if (m := LINEAR_WEIGHT.fullmatch(key)) and tensor.ndim == 2)
     if not layers:
-        raise CheckpointError(f"{model_zip}: {POLICY_FILE} holds no Q-network layer ({Q_NET_PREFIX}q_net.<i>.weight)")
+        raise CheckpointError(f"{source}: holds no Q-network layer ({Q_NET_PREFIX}q_net.<i>.weight)")
     in_dim, out_dim = int(layers[0][1].shape[1]), int(layers[-1][1].shape[0])
     if in_dim != meta.obs_dim or out_dim != meta.num_options + 1:
-        raise CheckpointError(f"{model_zip.parent}: the network (obs {in_dim}, {out_dim} actions) disagrees with meta.json "
+        raise CheckpointError(f"{source.parent}: the network (obs {in_dim}, {out_dim} actions) disagrees with meta.json "
                               f"(obs {meta.obs_dim}, {meta.num_options + 1} actions)")
     net = build_q_network(meta.obs_dim, meta.num_options, [int(w.shape[0]) for _, w in layers[:-1]])
     try:
-        net.load_state_dict(weights, strict=True)
+        net.load_state_dict({key: tensor.float() for key, tensor in weights.items()}, strict=True)
     except RuntimeError as exc:  # missing, unexpected or misshapen tensors
-        raise CheckpointError(f"{model_zip}: the weights do not fit the controller's Q-network: {exc}") from exc
+        raise CheckpointError(f"{source}: the weights do not fit the controller's Q-network: {exc}") from exc
     return net
+
+
+def export_checkpoint(src: Path | str, dst: Path | str, *, half: bool = True) -> Path:
+    """Write the inference-only form of the checkpoint at ``src`` to ``dst``: its meta.json and the online
+    Q-network's weights (``q_net.pt``; float16 with ``half``, which halves the file again and moves Q-values by
+    under 1e-4 of the largest). Neither the target network nor the optimiser state comes along, so training
+    cannot resume from it; :func:`load_checkpoint` reads it like the original."""
+    import torch
+
+    loaded = load_checkpoint(src)
+    out = Path(dst)
+    out.mkdir(parents=True, exist_ok=True)
+    state = {key: (t.half() if half and t.is_floating_point() else t).contiguous()
+             for key, t in loaded.q_net.state_dict().items()}
+    torch.save(state, out / WEIGHTS_FILE)
+    (out / META_FILE).write_text(json.dumps(loaded.meta.to_dict(), indent=2) + "\n")
+    return out
+
+
+def shipped_checkpoint() -> Path | None:
+    """The controller checkpoint installed with the package (``hydra_vr/controller/shipped``), or None."""
+    return SHIPPED_DIR if (SHIPPED_DIR / META_FILE).is_file() else None
+
+
+def _weights_file(path: Path) -> dict[str, torch.Tensor]:
+    import torch
+
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (RuntimeError, pickle.UnpicklingError, EOFError, ValueError, OSError) as exc:
+        raise CheckpointError(f"{path}: unreadable: {exc}") from exc
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path}: not a state dict")
+    return state
 
 
 def _q_net_weights(model_zip: Path) -> dict[str, torch.Tensor]:
