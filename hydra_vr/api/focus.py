@@ -7,9 +7,10 @@ median tile against the sharpest tiles of the same photo, so the figure does not
 camera or the light. No offline model sees blur, and the describe LLM sees no pixels: it said
 "sharp" for a close-up's and a portrait's backgrounds, both thrown far out of focus (8% and 15%).
 
-The toolbox asks this module before any VQA backend, like ``api.where``. It decides only on a clear
-measure (under 30%: blurry, 40% or more: sharp) of a region it can tell: the background (the
-photo's border) or things find() locates; otherwise the backend answers as before.
+A program asks for it with ``ImagePatch.is_blurry`` (a patch, the whole photo, or its background), and
+``verify_property(name, "blurry")`` of the whole photo measures it too. A verdict needs a clear
+measure (under 30%: blurry, 40% or more: sharp) of a region the tools can tell: the background (the
+photo's border), the photo, or things find() locates.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from hydra_vr.answer_types import expected_type
 from hydra_vr.api.names import expression_names
 
 LookFor = Callable[[Image.Image, str], tuple[list[Any], dict[str, Any]]]
@@ -31,10 +31,8 @@ LookFor = Callable[[Image.Image, str], tuple[list[Any], dict[str, Any]]]
 _SHARP = ("in focus", "focused", "sharp", "crisp", "clear")
 _BLURRY = ("out of focus", "unfocused", "blurry", "blurred", "blur", "fuzzy", "bokeh")
 _POLES = {**{w: "sharp" for w in _SHARP}, **{w: "blurry" for w in _BLURRY}}
-# Alone in a yes/no question these speak of focus only; "sharp", "clear", "fuzzy" speak of a knife, a glass,
-# a cat's fur, unless the question sets them against a word of the other pole ("sharp or blurry?").
+# As a property these speak of focus only; "sharp", "clear", "fuzzy" speak of a knife, a glass, a cat's fur too.
 _FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
-_POLE_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POLES), key=len, reverse=True)) + r")\b")
 # a question about the backdrop, or about what lies behind the subject ("the hills behind her")
 _BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
 
@@ -168,50 +166,41 @@ def boxes_focus(image: Image.Image, boxes: Sequence[Sequence[float]], name: str)
     return _focus(image, mask, f"the {name} found at " + "; ".join(str([int(v) for v in b[:4]]) for b in boxes[:3]))
 
 
-def answer_focus(look_for: LookFor, image: Image.Image, question: str) -> tuple[str, str] | None:
-    """(answer, evidence) for a focus question about the whole photo ``image``, else None: a choice between
-    a sharp and a blurry word ("sharp or blurry?"), or a yes/no naming one ("Is the background blurry?")."""
-    q = question.lower()
-    if _POLE_WORDS.search(q) is None:  # every simple_query passes here: most ask nothing of focus
+def property_focus(look_for: LookFor, image: Image.Image, name: str, prop: str) -> tuple[bool, str] | None:
+    """(whether ``name`` in the whole photo ``image`` has the focus property ``prop``, evidence), else None:
+    ``prop`` a word that speaks of focus only ("blurry", "in focus", "out of focus"; not "sharp" or "clear",
+    which speak of a knife or a glass as well), ``name`` the photo itself, its background, or a thing find()
+    locates, measured clearly (not between the thresholds)."""
+    pole = _POLES.get(str(prop).lower().strip())
+    if pole is None or str(prop).lower().strip() not in _FOCUS_ONLY:
         return None
-    spec = expected_type(question)
-    if spec.kind == "choice":
-        poles = {o: _POLES.get(o) for o in spec.options}
-        if set(poles.values()) != {"sharp", "blurry"}:
-            return None
-    elif spec.kind == "yesno":
-        words = {m.group(1) for m in _POLE_WORDS.finditer(q)}
-        said = {_POLES[w] for w in words}
-        if len(said) != 1 or not words & _FOCUS_ONLY:
-            return None
-    else:
-        return None
-    focus = _region_focus(look_for, image, q)
+    focus = named_focus(look_for, image, name)
     if focus is None or focus.verdict is None:
         return None
     evidence = f"fine detail of {focus.region}: {100 * focus.share:.0f}% of the sharpest part's: {focus.verdict}"
-    if spec.kind == "choice":
-        return next(o for o, p in poles.items() if p == focus.verdict), evidence
-    return ("yes" if said == {focus.verdict} else "no"), evidence
+    return focus.verdict == pole, evidence
 
 
-def _region_focus(look_for: LookFor, image: Image.Image, question: str) -> Focus | None:
-    if _BACKGROUND.search(question):
+def named_focus(look_for: LookFor, image: Image.Image, name: str) -> Focus | None:
+    """The focus of what ``name`` names in the whole photo ``image``: the photo itself ("photo", "picture"),
+    its background ("background", "the hills behind her"), else the boxes find(name) returns; None when
+    find() finds nothing."""
+    text = str(name).lower()
+    if _BACKGROUND.search(text):
         return background_focus(image)
-    rest = _POLE_WORDS.sub(" ", question)
-    names = expression_names(rest)
-    for name in names:
-        if name.endswith(" region") or name in _PHOTO_WORDS:
+    names = [n for n in expression_names(text) if not n.endswith(" region")]
+    if not names or all(n in _PHOTO_WORDS for n in names):
+        return patch_focus(image)  # "the photo": sharp if any part of it is
+    for n in names:
+        if n in _PHOTO_WORDS:
             continue
-        dets, _ = look_for(image, name)
+        dets, _ = look_for(image, n)
         if dets:
-            return boxes_focus(image, [d.box.to_list() for d in dets], name)
-    if names and all(n in _PHOTO_WORDS or n.endswith(" region") for n in names):
-        return patch_focus(image)  # "Is the photo blurry?": the photo itself, sharp if any part of it is
+            return boxes_focus(image, [d.box.to_list() for d in dets], n)
     return None
 
 
 _PHOTO_WORDS = frozenset({"photo", "image", "picture", "photograph", "shot", "snapshot", "pic"})
 
 
-__all__ = ["Focus", "answer_focus", "background_focus", "boxes_focus", "detail_tiles", "patch_focus"]
+__all__ = ["Focus", "background_focus", "boxes_focus", "detail_tiles", "named_focus", "patch_focus", "property_focus"]
