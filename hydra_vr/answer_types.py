@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hydra_vr import gazetteer
+from hydra_vr.lexicon.words import GENERIC_NOUNS, photo_nouns
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
 
@@ -255,7 +256,7 @@ def miscount(answer: str, counted: Counted | None, finds: Sequence[tuple[str, in
     return None
 
 
-_GENERIC_THINGS = frozenset({"shape", "object", "thing", "item"})
+_GENERIC_THINGS = GENERIC_NOUNS | {"shape"}  # a search for a "shape" says nothing of its colour either
 
 
 def against_search(answer: str, asked: Presence | None, finds: Sequence[tuple[str, int]]) -> str | None:
@@ -627,13 +628,17 @@ PLACE_WORDS = {"left": "left", "right": "right", "top": "top", "upper": "top", "
                "middle": "middle", "center": "middle", "centre": "middle", "edge": "edge", "side": "edge",
                "corner": "edge", "border": "edge"}
 _SIDE_WORDS = {"side", "half", "corner", "edge"}  # "... side of the photo": a side of the frame
-_FRAME_WORDS = {"photo", "image", "picture", "photograph", "frame", "scene", "shot", "view"}
+_FRAME_ONLY = frozenset({"frame", "scene", "view"})  # with the photo's own nouns (lexicon.photo_nouns): the frame
 # Which way a thing points or faces is a direction, not a place ("Which way is it facing, left or right?").
 _DIRECTION_WORDS = {"way", "facing", "face", "faces", "pointing", "point", "points", "looking", "look", "looks",
                     "turned", "turning", "heading", "moving", "going", "leaning", "direction"}
 _PLACE_TAIL = {"side", "part", "half", "corner", "edge", "of", "from", "in", "on", "the", "a", "an", "this", "that"}
 _PLACE_LEAD = {"on", "to", "at", "in", "towards", "toward", "the", "a", "an", "more", "further", "far", "located",
                "placed", "positioned", "standing", "sitting", "lying", "found", "shown", "seen", "parked"}
+
+
+def _frame_words() -> frozenset[str]:
+    return photo_nouns() | _FRAME_ONLY
 
 
 @dataclass(frozen=True)
@@ -683,12 +688,12 @@ def asked_place(question: str) -> PlaceAsked | None:
         ref = tail[1:]
         while ref and ref[0] in _ARTICLES:
             ref.pop(0)
-        if ref and set(ref) <= _FRAME_WORDS:
+        if ref and set(ref) <= _frame_words():
             frame_named = True
         elif ref:
             reference = " ".join(ref)
-    elif tail and set(w for w in tail if w not in _PLACE_TAIL) <= _FRAME_WORDS:
-        frame_named = frame_named or any(w in _FRAME_WORDS for w in tail)  # "... in the photo"
+    elif tail and set(w for w in tail if w not in _PLACE_TAIL) <= _frame_words():
+        frame_named = frame_named or any(w in _frame_words() for w in tail)  # "... in the photo"
     elif tail:
         return None  # words after the options that name no frame nor a thing: not a plain place question
     return PlaceAsked(" ".join(thing), spec.options, places, reference, frame_named)

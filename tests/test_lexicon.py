@@ -60,3 +60,22 @@ def test_missing_data_is_a_clear_error(monkeypatch, tmp_path) -> None:
 ])
 def test_related_nouns_can_name_the_same_thing(a: str, b: str, expected: bool) -> None:
     assert wn.related(a, b) is expected
+
+
+def test_shared_word_classes_come_from_one_place():
+    from hydra_vr.lexicon import wordnet as wn
+    from hydra_vr.lexicon.words import GENERIC_NOUNS, REGION_NOUNS, is_generic, one_of, photo_nouns
+
+    assert wn.GENERIC_NOUNS is GENERIC_NOUNS  # the checks and the parser read the same set
+    assert {"photo", "photograph", "picture", "image", "snapshot", "pic"} <= photo_nouns()
+    assert "frame" not in photo_nouns() and "dog" not in photo_nouns()
+    assert is_generic("objects") and is_generic("item") and not is_generic("kettle")
+    assert one_of("patches", REGION_NOUNS) and not one_of("kettles", REGION_NOUNS)
+
+
+def test_generic_and_region_nouns_name_no_colour_region_kind():
+    from hydra_vr.api.colors import region_colors
+
+    assert region_colors("green items") == ("green",)
+    assert region_colors("purple and white areas") == ("purple", "white")
+    assert region_colors("green kettle") == ()

@@ -27,6 +27,7 @@ import numpy as np
 from PIL import Image
 
 from hydra_vr.api.types import ColorShare
+from hydra_vr.lexicon.words import GENERIC_NOUNS, REGION_NOUNS, one_of
 
 # teal: blue-green (hue 165-195), a colour of its own; named blue, a close-up's dark teal backdrop was "black
 # and blue" (a person says green or teal) and easy-VQA's teal shapes were blue.
@@ -303,10 +304,9 @@ def best_color_match(image: Image.Image, options: list[str], *, foreground: bool
     return match_color(read_colors(image, foreground=foreground), options)
 
 
-# Words that, after colour words, still name no kind of thing: "find('red thing')" is find('red').
-_GENERIC_NOUNS = frozenset({"thing", "things", "object", "objects", "something", "stuff", "item", "items",
-                            "region", "regions", "area", "areas", "part", "parts", "spot", "spots", "patch",
-                            "color", "colour", "colored", "coloured"})
+# Words that, after colour words, still name no kind of thing: "find('red thing')" is find('red'), and so is
+# find('red regions'); the generic and region nouns are the lexicon's (``lexicon.words``).
+_COLOUR_NOUNS = frozenset({"color", "colour", "colored", "coloured"})
 _REGION_SIDE = 256  # regions are searched on at most 256x256 pixels (a coin-sized spot in a photo survives)
 _REGION_MIN_SHARE = 0.002  # a region under 0.2% of the image is a speck, not a thing
 _REGION_MAX_BORDER = 0.5  # a region along more than half of the image border is the backdrop, not a thing
@@ -316,7 +316,8 @@ def region_colors(name: str) -> tuple[str, ...]:
     """The base colours a name asks for when it names nothing but colour: "red" -> ("red",),
     "red and white thing" -> ("red", "white"), "red shape" / "red car" / "dog" -> () (a kind of thing)."""
     words = [w for w in re.findall(r"[a-z]+", name.lower()) if w not in {"and", "or", "a", "an", "the", "any", "some"}]
-    colours = [canonical_color(w) for w in words if w not in _GENERIC_NOUNS]
+    colours = [canonical_color(w) for w in words
+               if w not in _COLOUR_NOUNS and not one_of(w, GENERIC_NOUNS | REGION_NOUNS)]
     if not colours or any(c is None for c in colours):
         return ()
     return tuple(dict.fromkeys(c for c in colours if c is not None))

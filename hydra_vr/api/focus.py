@@ -25,6 +25,7 @@ import numpy as np
 from PIL import Image
 
 from hydra_vr.api.names import expression_names
+from hydra_vr.lexicon.words import photo_nouns
 
 LookFor = Callable[[Image.Image, str], tuple[list[Any], dict[str, Any]]]
 
@@ -189,10 +190,10 @@ def named_focus(look_for: LookFor, image: Image.Image, name: str) -> Focus | Non
     if _BACKGROUND.search(text):
         return background_focus(image)
     names = [n for n in expression_names(text) if not n.endswith(" region")]
-    if not names or all(n in _PHOTO_WORDS for n in names):
+    if not names or all(n in photo_nouns() for n in names):
         return patch_focus(image)  # "the photo": sharp if any part of it is
     for n in names:
-        if n in _PHOTO_WORDS:
+        if n in photo_nouns():
             continue
         dets, _ = look_for(image, n)
         if dets:
@@ -200,7 +201,6 @@ def named_focus(look_for: LookFor, image: Image.Image, name: str) -> Focus | Non
     return None
 
 
-_PHOTO_WORDS = frozenset({"photo", "image", "picture", "photograph", "shot", "snapshot", "pic"})
 
 
 __all__ = ["Focus", "background_focus", "boxes_focus", "detail_tiles", "named_focus", "patch_focus", "property_focus"]

@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from hydra_vr.lexicon.words import GENERIC_NOUNS
+
 _FILES = ("data.noun", "index.noun", "lexnames", "noun.exc", "data.adj", "index.adj", "data.verb", "index.verb",
           "data.adv", "index.adv", "adj.exc", "verb.exc", "adv.exc", "cntlist.rev", "index.sense")
 # A sense of a word counts when WordNet's tagged corpus saw it at least this often, or when it is the first sense:
@@ -165,9 +167,6 @@ def word_is_a(word: str, category: str) -> bool:
     return any(is_a(s, category) for s in wordnet().synsets(_key(word), "n"))
 
 
-# Nouns that name no thing in particular: a search for "objects" is not a search for a dog, although every
-# dog is an object.
-GENERIC_NOUNS = frozenset({"thing", "object", "item", "stuff", "entity", "anything", "something", "everything"})
 
 
 def _member_of(synset: Any, group: Any) -> bool:

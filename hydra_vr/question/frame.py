@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from hydra_vr import answer_types as at
 from hydra_vr.lexicon import wordnet as wn
+from hydra_vr.lexicon.words import GENERIC_NOUNS, REGION_NOUNS, photo_nouns
 
 # Words that ask which kind ("what kind of bird"): the noun after "of" is the category.
 _KIND_WORDS = ("kind", "type", "sort", "species", "breed", "variety", "make", "model", "brand")
@@ -24,9 +25,13 @@ _NEGATION = re.compile(r"\b(not|no|never|nobody|nothing|none|neither|nor|without
 _RELATIONS = re.compile(r"\b(left of|right of|on top of|next to|beside|behind|in front of|above|below|under|underneath|"
                         r"beneath|over|near|between|inside|on|holding|wearing|riding|bigger than|smaller than|taller than|"
                         r"closer to|farther from)\b")
-# Nouns too general to name a category ("what thing is this?" asks for anything).
-_NO_CATEGORY = frozenset({"thing", "object", "item", "stuff", "one", "kind", "type", "sort", "part", "picture", "image",
-                          "photo", "color", "colour", "shape", "number", "time", "place", "way", "side"})
+# Nouns too general to name a category ("what thing is this?" asks for anything), with the lexicon's generic
+# nouns, region nouns and the photo's own nouns: attributes, and the words of "what kind of ...".
+_NOT_KINDS = frozenset({"one", "kind", "type", "sort", "color", "colour", "shape", "number", "time", "place", "way", "side"})
+
+
+def _no_category(phrase: str) -> bool:
+    return phrase in _NOT_KINDS or phrase in GENERIC_NOUNS | REGION_NOUNS or phrase in photo_nouns()
 
 
 @dataclass(frozen=True)
@@ -117,9 +122,9 @@ def asked_category(question: str) -> str | None:
             return None
         if any(w.endswith("ing") and wn.is_verb(w) for w in tail):
             return None  # "what is the boy on the bench eating": asks what he eats, not which boy
-        return None if phrase in _NO_CATEGORY else phrase
+        return None if _no_category(phrase) else phrase
     phrase = _noun_phrase(rest)
-    if phrase is None or phrase in _NO_CATEGORY or rest[0] in at.COLOR_WORDS:
+    if phrase is None or _no_category(phrase) or rest[0] in at.COLOR_WORDS:
         return None
     tail = rest[len(phrase.split()):]
     # "what reptile is that", "which bird sits ...": a verb or the end follows; "what man ..." asks "who"

@@ -1,0 +1,46 @@
+"""Word classes that several parsers share, declared once.
+
+The question parser, the answer checks and the API each need to know which nouns name nothing in particular
+("thing", "objects") and which name the photo itself ("picture", "snapshot"). They read them here. Where
+WordNet holds the class (the senses of a photograph and a picture), the words come from it; the few hand-kept
+classes are the ones WordNet has no node for.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+# Nouns that name no thing in particular: a search for "objects" is not a search for a dog, although every dog is
+# an object. WordNet's top nodes hold them, but also "whole" and "unit", which do name things in a photo.
+GENERIC_NOUNS = frozenset({"thing", "object", "item", "stuff", "entity", "anything", "something", "everything"})
+
+# Nouns that name a place on a surface rather than a thing: find("red region") searches colour, not a kind.
+REGION_NOUNS = frozenset({"region", "area", "part", "spot", "patch"})
+
+# The WordNet senses of the photo a question is asked about ("the left side of the picture", "is the shot blurry?").
+_PHOTO_SENSES = ("photograph.n.01", "picture.n.01", "snapshot.n.01")
+
+
+@cache
+def photo_nouns() -> frozenset[str]:
+    """The nouns that name the photo itself: every one-word lemma of WordNet's photograph, picture and snapshot
+    senses (photo, photograph, picture, pic, image, snapshot, shot, ...)."""
+    from hydra_vr.lexicon.wordnet import wordnet
+
+    return frozenset(name for sense in _PHOTO_SENSES for name in wordnet().synset(sense).lemma_names() if "_" not in name)
+
+
+def one_of(word: str, nouns: frozenset[str]) -> bool:
+    """Whether ``word`` or a base form WordNet gives it ("objects" -> object, "regions" -> region) is in ``nouns``."""
+    from hydra_vr.lexicon.wordnet import wordnet
+
+    w = word.strip().lower()
+    return w in nouns or any(base in nouns for base in wordnet()._morphy(w, "n"))
+
+
+def is_generic(word: str) -> bool:
+    """Whether ``word`` (singular or plural) names no thing in particular (:data:`GENERIC_NOUNS`)."""
+    return one_of(word, GENERIC_NOUNS)
+
+
+__all__ = ["GENERIC_NOUNS", "REGION_NOUNS", "is_generic", "one_of", "photo_nouns"]
