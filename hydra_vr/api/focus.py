@@ -34,6 +34,7 @@ _BLURRY = ("out of focus", "unfocused", "blurry", "blurred", "blur", "fuzzy", "b
 _POLES = {**{w: "sharp" for w in _SHARP}, **{w: "blurry" for w in _BLURRY}}
 # As a property these speak of focus only; "sharp", "clear", "fuzzy" speak of a knife, a glass, a cat's fur too.
 _FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
+_POLE_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POLES), key=len, reverse=True)) + r")\b")
 # a question about the backdrop, or about what lies behind the subject ("the hills behind her")
 _BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
 
@@ -172,9 +173,10 @@ def property_focus(look_for: LookFor, image: Image.Image, name: str, prop: str) 
     ``prop`` a word that speaks of focus only ("blurry", "in focus", "out of focus"; not "sharp" or "clear",
     which speak of a knife or a glass as well), ``name`` the photo itself, its background, or a thing find()
     locates, measured clearly (not between the thresholds)."""
-    pole = _POLES.get(str(prop).lower().strip())
-    if pole is None or str(prop).lower().strip() not in _FOCUS_ONLY:
+    said = _POLE_WORDS.findall(str(prop).lower())  # "very blurry", "not in focus" reads as its pole word
+    if len(said) != 1 or said[0] not in _FOCUS_ONLY or re.search(r"\bnot\b", str(prop).lower()):
         return None
+    pole = _POLES[said[0]]
     focus = named_focus(look_for, image, name)
     if focus is None or focus.verdict is None:
         return None

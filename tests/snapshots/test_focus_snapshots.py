@@ -45,5 +45,6 @@ def test_verify_property_measures_focus_and_simple_query_does_not(embedded_toolb
     assert verdict is True and "of the sharpest part's" in evidence
     verdict, _ = embedded_toolbox.verify_property(flower, "background", "in focus")
     assert verdict is False
+    assert embedded_toolbox.verify_property(flower, "background", "very blurry")[0] is True  # a pole word in the property
     with pytest.raises(RuntimeError, match="needs an LLM"):  # no word of the question is read: the backend answers
         embedded_toolbox.simple_query(flower, "Is the background sharp or blurry?")
