@@ -391,3 +391,34 @@ def test_vipergpt_answer_glued_from_simple_query_replies_is_the_replies(embedded
         str(photo("zidane")), "What are the two players wearing?")
     assert result.steps[0].result["final_answer"] == "Two players wearingsuitsuit"
     assert result.answer == "suit"
+
+
+def test_the_whole_question_option_stands_beside_the_planners_until_it_has_run(embedded_toolbox, sandbox, photo):
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY, with_whole_query
+    from hydra_vr.agent.types import Option
+
+    script = RoleScript(
+        planner=[plan("Find the mugs", "Ask what is on the saucer", "Find the spoon"), plan("Find the spoon")],
+        reasoner=[code('mugs = ImagePatch(image).find("cup")\nfinal_answer = str(len(mugs))'),
+                  code('spoons = ImagePatch(image).find("spoon")\nfinal_answer = str(len(spoons))')],
+        summarizer=[decide("continue"), decide("answer", "1")],
+    )
+    agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, hydra={"whole_query": 0.6})
+    result = agent.run(str(photo("coffee")), "How many mugs can you count?")
+    first, second = result.steps[0], result.steps[1]
+    # N = 3: the whole question, then the planner's two most probable, scaled to the remaining 0.4
+    assert [o.instruction for o in first.options] == [WHOLE_QUERY, "Find the mugs", "Ask what is on the saucer"]
+    assert [o.probability for o in first.options] == pytest.approx([0.6, 0.4 * 3 / 5, 0.4 * 2 / 5])
+    assert first.instruction == WHOLE_QUERY and WHOLE_QUERY in script.seen["reasoner"][0]
+    assert [o.instruction for o in second.options] == ["Find the spoon"]  # run once, not offered again
+    # off by default, and never the only option of mode no_sampling (N = 1) or beside a planner with none
+    options = [Option("Find the mugs", 0.7), Option("Ask about the saucer", 0.3)]
+    assert with_whole_query(options, 0.0, 5) == options
+    assert with_whole_query(options, 0.5, 1) == options and with_whole_query([], 0.5, 5) == []
+
+
+def test_the_whole_question_share_is_checked():
+    from hydra_vr.agent.strategy import StrategyConfigError, build_strategy
+
+    with pytest.raises(StrategyConfigError, match="whole_query"):
+        build_strategy("hydra", {"whole_query": 1.5})

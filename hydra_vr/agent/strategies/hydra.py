@@ -11,6 +11,8 @@ import re
 import time
 from typing import TYPE_CHECKING, ClassVar
 
+from pydantic import Field
+
 from hydra_vr.agent.checks import check_answer
 from hydra_vr.agent.roles import Planner, Summarizer, fallback_program
 from hydra_vr.agent.step import covers_image, image_size, result_dict, run_step
@@ -26,8 +28,20 @@ if TYPE_CHECKING:
     from hydra_vr.agent.loop import HydraAgent
 
 
+# The instruction of the option that asks for the whole query in one program (``whole_query``).
+WHOLE_QUERY = "Answer the whole question in one program"
+
+
 class HydraOptions(StrategyOptions):
-    """HYDRA's own knobs live in ``agent`` (mode, num_options, max_steps, max_replans) for compatibility."""
+    """HYDRA's knobs of the paper live in ``agent`` (mode, num_options, max_steps, max_replans) for compatibility.
+
+    ``whole_query``: the probability given to one more option, :data:`WHOLE_QUERY`, beside the planner's (whose
+    probabilities are scaled by the rest); 0 leaves the planner's options alone. The planner almost never offers
+    the whole question as a step (3 of 51 recorded easy-vqa episodes), so without it neither controller can pick
+    what one program (``--strategy vipergpt``) does. Offered until it has run once.
+    """
+
+    whole_query: float = Field(0.0, ge=0.0, lt=1.0)
 
 
 class HydraStrategy:
@@ -52,7 +66,7 @@ class HydraStrategy:
             state = ControllerState(query=query, memory_text=memory.render(), step=step, max_replans=ctx.config.max_replans,
                                     history=[e.instruction for e in memory.entries])
             t = time.perf_counter()
-            options, choice, replans, direct = choose(ctx, planner, state)
+            options, choice, replans, direct = choose(ctx, planner, state, self.options.whole_query)
             t_plan = time.perf_counter() - t
             # The planner may answer from memory; trusted only when it proposes no further step
             # (with options beside it, the summarizer, which just said "continue", is the judge).
@@ -147,12 +161,14 @@ def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: Sta
     typed_fallback(ctx, episode, memory.guesses(), role="hydra")
 
 
-def choose(ctx: HydraAgent, planner: Planner, state: ControllerState) -> tuple[list[Option], int, int, str | None]:
-    """Ask the planner, let the controller pick; REPLAN re-asks (bounded), then falls back."""
+def choose(ctx: HydraAgent, planner: Planner, state: ControllerState,
+           whole_query: float = 0.0) -> tuple[list[Option], int, int, str | None]:
+    """Ask the planner, let the controller pick; REPLAN re-asks (bounded), then falls back. ``whole_query``: the
+    probability of the :data:`WHOLE_QUERY` option (:class:`HydraOptions`)."""
     replans = 0
     while True:
         plan = planner.propose(state.query, state.memory_text, temperature=0.0 if replans == 0 else 0.7)
-        options = drop_repeats(plan.options, state.history)
+        options = drop_repeats(with_whole_query(plan.options, whole_query, planner.n), state.history)
         if not options and plan.options and replans < ctx.config.max_replans:
             replans += 1  # every option was a step already done: ask again, sampling
             continue
@@ -166,6 +182,19 @@ def choose(ctx: HydraAgent, planner: Planner, state: ControllerState) -> tuple[l
         if choice == REPLAN or not 0 <= choice < len(options):
             choice = max(range(len(options)), key=lambda i: options[i].probability)
         return options, choice, replans, plan.direct_answer
+
+
+def with_whole_query(options: list[Option], share: float, n: int) -> list[Option]:
+    """The planner's ``options`` after :data:`WHOLE_QUERY` at probability ``share`` (the planner's scaled to the rest,
+    in their order, the least probable dropped to keep ``n``); unchanged when ``share`` is 0, ``n`` is 1 (mode
+    no_sampling) or the planner has no option (a planner that answers from memory is not overruled)."""
+    if share <= 0 or n < 2 or not options:
+        return options
+    theirs = [o for o in options if _instruction_key(o.instruction) != _instruction_key(WHOLE_QUERY)]
+    while len(theirs) > n - 1:
+        theirs.remove(min(theirs, key=lambda o: o.probability))
+    total = sum(o.probability for o in theirs) or 1.0
+    return [Option(WHOLE_QUERY, share), *(Option(o.instruction, (1 - share) * o.probability / total) for o in theirs)]
 
 
 def _instruction_key(text: str) -> str:
