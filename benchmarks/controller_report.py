@@ -6,6 +6,9 @@ replayed offline (no LLM or tool call). Two ways to run it:
     # real recordings: a checkpoint and episodes it was NOT trained on
     python benchmarks/controller_report.py --checkpoint ckpt/gqa --episodes episodes/gqa-heldout.jsonl
 
+    # real recordings, split here: hold out --holdout of them, train on the rest, compare on the held-out
+    python benchmarks/controller_report.py --episodes episodes/gqa.jsonl --holdout 0.2 --out runs/ctl/report.json
+
     # the synthetic set (hydra_vr.training.synthetic; NOT real data): generate, split, train, compare
     python benchmarks/controller_report.py --synthetic 800 --timesteps 5000
 
@@ -56,7 +59,7 @@ def _table(rows: list[Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", type=Path, help="trained controller (hydra-vr train-controller --out)")
-    ap.add_argument("--episodes", type=Path, nargs="+", help="held-out recorded episode files")
+    ap.add_argument("--episodes", type=Path, nargs="+", help="recorded episode files: held out (with --checkpoint), else split")
     ap.add_argument("--synthetic", type=int, help="generate this many synthetic episodes, hold out --holdout, train, compare")
     ap.add_argument("--holdout", type=float, default=0.25)
     ap.add_argument("--timesteps", type=int, default=5000)
@@ -68,27 +71,35 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = load_training_config(None, [f"seed={args.seed}"])
     info: dict[str, Any] = {}
-    if args.synthetic:
-        from hydra_vr.controller.observation import ObservationEncoder
-        from hydra_vr.llm.minilm import MiniLMEmbedder
-        from hydra_vr.training.synthetic import synthetic_episodes
+    if args.synthetic or (args.episodes and not args.checkpoint):
         from hydra_vr.training.train import split_episodes, train_controller
 
-        episodes = synthetic_episodes(args.synthetic, ObservationEncoder(MiniLMEmbedder(), 5), seed=args.seed)
+        if args.synthetic:
+            from hydra_vr.controller.observation import ObservationEncoder
+            from hydra_vr.llm.minilm import MiniLMEmbedder
+            from hydra_vr.training.synthetic import synthetic_episodes
+
+            episodes = synthetic_episodes(args.synthetic, ObservationEncoder(MiniLMEmbedder(), 5), seed=args.seed)
+            data = "synthetic (hydra_vr.training.synthetic), not real recordings"
+        else:
+            from hydra_vr.training.episodes import load_episodes
+
+            episodes = [e for e in load_episodes(args.episodes) if e.steps]
+            data = "recorded: " + ", ".join(str(p) for p in args.episodes)
         train, test = split_episodes(episodes, args.holdout, seed=args.seed)
         ckpt = (args.out.with_suffix("") if args.out else Path(tempfile.mkdtemp())) / "checkpoint"
         t0 = time.perf_counter()
         result = train_controller(train, cfg, ckpt, total_timesteps=args.timesteps)
-        info = {"data": "synthetic (hydra_vr.training.synthetic), not real recordings", "train_episodes": len(train),
-                "timesteps": result.timesteps, "stopped_early": result.stopped_early,
-                "train_seconds": round(time.perf_counter() - t0, 1), "checkpoint": str(ckpt)}
+        info = {"data": data, "train_episodes": len(train), "timesteps": result.timesteps,
+                "stopped_early": result.stopped_early, "train_seconds": round(time.perf_counter() - t0, 1),
+                "checkpoint": str(ckpt), "curve": str(result.curve) if result.curve else None}
         checkpoint = ckpt
     elif args.checkpoint and args.episodes:
         from hydra_vr.training.episodes import load_episodes
 
         test, checkpoint = [e for e in load_episodes(args.episodes) if e.steps], args.checkpoint
     else:
-        ap.error("give --checkpoint and --episodes, or --synthetic N")
+        ap.error("give --episodes (split, train and compare), --checkpoint with held-out --episodes, or --synthetic N")
     rows = _rows(checkpoint, test, cfg.reward)
     print(json.dumps(info, indent=1) if info else "")
     print(_table(rows))

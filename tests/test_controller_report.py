@@ -1,0 +1,25 @@
+"""benchmarks/controller_report.py on recorded episodes: split, train, compare on the held-out part."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hydra_vr.training.episodes import load_episodes
+from tests.benchmark_scripts import load
+
+EPISODES = Path(__file__).parent / "fixtures" / "episodes" / "easyvqa_qwen05b_recorded.jsonl"
+
+
+def test_report_splits_trains_and_compares_on_the_held_out_part(tmp_path, capsys):
+    report = load("controller_report")
+    out = tmp_path / "ctl" / "report.json"
+    assert report.main(["--episodes", str(EPISODES), "--holdout", "0.25", "--timesteps", "300", "--out", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    usable = [e for e in load_episodes([EPISODES]) if e.steps]
+    assert figures["train_episodes"] + figures["held_out_episodes"] == len(usable)
+    assert figures["data"].startswith("recorded: ") and Path(figures["checkpoint"], "meta.json").is_file()
+    policies = [r["policy"] for r in figures["rows"]]
+    assert policies[:3] == ["dqn (Q x p)", "dqn (argmax Q)", "planner probability"]
+    assert all(r["episodes"] == figures["held_out_episodes"] for r in figures["rows"])
+    assert "| planner probability |" in capsys.readouterr().out
