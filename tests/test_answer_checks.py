@@ -159,3 +159,36 @@ def test_an_answer_to_which_kind_names_a_kind_of_it() -> None:
     assert checks.check_answer(frame, "zorblax", []) is None  # a name WordNet does not know is not judged
     # a category of no thing a photo shows ("which language") is not judged
     assert checks.check_answer(parse("Which language is the menu printed in?"), "spanish", []) is None
+
+
+def _focus(blurry: bool, *, background: bool = False, box: list[float] | None = None) -> ToolCallRecord:
+    from hydra_vr.api.focus import Focus
+
+    return ToolCallRecord("focus", {"box": box, "background": background}, Focus(0.1 if blurry else 0.9, "region", 30.0), 1.0)
+
+
+def test_a_focus_answer_against_every_measure_of_the_asked_region_is_refused() -> None:
+    choice = parse("Are the hills behind the hikers crisp or blurred?")
+    assert choice.focus is not None and choice.focus.region == "background"
+    hazy = [_focus(True, background=True)]
+    assert checks.run_check("against_focus", "crisp", checks.Evidence(hazy), choice) is not None
+    assert checks.run_check("against_focus", "blurred", checks.Evidence(hazy), choice) is None
+    # measures that disagree, or of another region, decide nothing
+    mixed = [_focus(True, background=True), _focus(False, background=True)]
+    assert checks.run_check("against_focus", "crisp", checks.Evidence(mixed), choice) is None
+    assert checks.run_check("against_focus", "crisp", checks.Evidence([_focus(True, box=[0, 0, 5, 5])]), choice) is None
+    yesno = parse("Is the snapshot out of focus?")
+    assert yesno.focus is not None and yesno.focus.region == "photo" and yesno.focus.claim("yes") == "blurry"
+    assert checks.run_check("against_focus", "no", checks.Evidence([_focus(True)]), yesno) is not None
+    # verify_property with a focus word is a measure too; its trace form (a dict) reads the same
+    said = ToolCallRecord("verify_property", {"name": "snapshot", "property": "blurry"}, False, 1.0)
+    assert checks.run_check("against_focus", "yes", checks.Evidence([said]), yesno) is not None
+    stored = ToolCallRecord.from_dict(_focus(False).to_dict())
+    assert checks.run_check("against_focus", "yes", checks.Evidence([stored]), yesno) is not None
+
+
+def test_focus_words_that_name_other_things_are_no_focus_question() -> None:
+    assert parse("Is the blade of the axe sharp?").focus is None  # an edge, not focus
+    assert parse("Is the lake water clear?").focus is None
+    assert parse("Is the portrait not blurry?").focus is None  # negated: not judged
+    assert parse("Is the cyclist in focus?").focus.region == "thing"

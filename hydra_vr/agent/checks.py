@@ -22,7 +22,7 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
 from hydra_vr.api.colors import is_color_name
 from hydra_vr.api.tools import search_settles
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.question.frame import QuestionFrame
+from hydra_vr.question.frame import QuestionFrame, asked_focus
 
 
 @dataclass(frozen=True)
@@ -104,6 +104,65 @@ def _miscount(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | N
 def _against_search(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
     assert frame is not None
     return against_search(answer, frame.presence, find_counts(ev.calls, settled=True))
+
+
+def _measured_blurry(result: Any) -> bool | None:
+    """A focus call's yes/no verdict: a Focus (live), its dict (a trace), or its repr (traces before Focus.to_dict)."""
+    if result is None:
+        return None
+    if hasattr(result, "blurry"):
+        return bool(result.blurry)
+    if isinstance(result, dict) and "blurry" in result:
+        return bool(result["blurry"])
+    m = re.match(r"Focus\(share=([\d.e-]+), region=.*, photo_detail=([\d.e-]+|None)\)$", str(result))
+    if m is None:
+        return None
+    from hydra_vr.api.focus import Focus
+
+    return Focus(float(m.group(1)), "", None if m.group(2) == "None" else float(m.group(2))).blurry
+
+
+def focus_measures(calls: Sequence[Any], region: str) -> list[str]:
+    """The poles ("sharp" / "blurry") the calls measured of ``region``: is_blurry's focus calls (their box and
+    background arguments say the region) and verify_property with a focus word, in order."""
+    said: list[str] = []
+    for c in calls:
+        args = c.args or {}
+        if c.tool == "focus":
+            where = "background" if args.get("background") else "photo" if args.get("box") is None else "thing"
+            blurry = _measured_blurry(c.result)
+        elif c.tool == "verify_property" and isinstance(c.result, bool):
+            measured = parse_focus_property(str(args.get("name", "")), str(args.get("property", "")))
+            if measured is None:
+                continue
+            where, pole = measured
+            blurry = (pole == "blurry") == c.result
+        else:
+            continue
+        if where == region and blurry is not None:
+            said.append("blurry" if blurry else "sharp")
+    return said
+
+
+def parse_focus_property(name: str, prop: str) -> tuple[str, str] | None:
+    """(region, pole) of a verify_property(name, prop) whose property is a focus word, else None."""
+    asked = asked_focus(f"Is the {name} {prop}?", AnswerSpec("yesno"))
+    return (asked.region, dict(asked.claims)["yes"]) if asked is not None else None
+
+
+def _against_focus(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    """A sharp or blurry answer that every focus measurement of the region asked about contradicts (a program
+    that measured the background blurry, then named its variable the other way round and answered "sharp")."""
+    assert frame is not None
+    asked = frame.focus
+    claim = asked.claim(answer) if asked is not None else None
+    if asked is None or claim is None:
+        return None
+    measured = focus_measures(ev.calls, asked.region)
+    if not measured or len(set(measured)) != 1 or measured[0] == claim:
+        return None
+    return (f"{answer!r} says the {asked.region} is {claim}, but is_blurry measured it {measured[0]} "
+            f"({len(measured)} measure(s)); answer from that measurement")
 
 
 def _options_dropped(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
@@ -273,6 +332,8 @@ ANSWER_CHECKS: tuple[Check, ...] = (
           frozenset({"yesno"}), _presence_unsearched),
     Check("off_category", "an answer to 'which <category>?' that is no kind of the category (WordNet)", frozenset({"open"}),
           _off_category),
+    Check("against_focus", "a sharp/blurry answer that every focus measurement of the asked region contradicts",
+          frozenset({"choice", "yesno"}), _against_focus),
     Check("options_dropped", "a choice answered by a simple_query that did not name the choices", frozenset({"choice"}),
           _options_dropped),
     Check("place_from_depth", "where a thing lies in the photo decided by depth", frozenset({"choice", "open"}),

@@ -25,18 +25,14 @@ import numpy as np
 from PIL import Image
 
 from hydra_vr.api.names import expression_names
-from hydra_vr.lexicon.words import photo_nouns
+from hydra_vr.lexicon.words import BACKGROUND_WORDS, FOCUS_ONLY, FOCUS_POLES, photo_nouns
 
 LookFor = Callable[[Image.Image, str], tuple[list[Any], dict[str, Any]]]
 
-_SHARP = ("in focus", "focused", "sharp", "crisp", "clear")
-_BLURRY = ("out of focus", "unfocused", "blurry", "blurred", "blur", "fuzzy", "bokeh")
-_POLES = {**{w: "sharp" for w in _SHARP}, **{w: "blurry" for w in _BLURRY}}
-# As a property these speak of focus only; "sharp", "clear", "fuzzy" speak of a knife, a glass, a cat's fur too.
-_FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
+_POLES = FOCUS_POLES
+_FOCUS_ONLY = FOCUS_ONLY
 _POLE_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POLES), key=len, reverse=True)) + r")\b")
-# a question about the backdrop, or about what lies behind the subject ("the hills behind her")
-_BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
+_BACKGROUND = re.compile(r"\b(" + "|".join(map(re.escape, BACKGROUND_WORDS)) + r")\b")
 
 GRID = 8
 SIDE = 512  # the photo is measured at this longer side, so tiles mean the same at any resolution
@@ -93,6 +89,11 @@ class Focus:
     def blurry(self) -> bool:
         """A yes/no verdict: blurred all over, or under the middle of the two thresholds."""
         return self.photo_blurred or self.share < (BLURRY_BELOW + SHARP_FROM) / 2
+
+    def to_dict(self) -> dict[str, Any]:
+        """The measure and its verdicts, as a trace keeps them (the answer checks read ``blurry`` offline too)."""
+        return {"share": round(self.share, 4), "region": self.region, "photo_detail": self.photo_detail,
+                "verdict": self.verdict, "blurry": self.blurry}
 
 
 def detail_tiles(image: Image.Image, grid: int = GRID) -> tuple[np.ndarray, np.ndarray]:

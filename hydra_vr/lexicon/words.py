@@ -43,4 +43,15 @@ def is_generic(word: str) -> bool:
     return one_of(word, GENERIC_NOUNS)
 
 
-__all__ = ["GENERIC_NOUNS", "REGION_NOUNS", "is_generic", "one_of", "photo_nouns"]
+# Words of focus, by the pole they name. "sharp", "clear", "crisp" and "fuzzy" name a knife's edge, a glass, a cat's fur
+# as well: alone (not set against the other pole) they are not read as focus; FOCUS_ONLY are.
+SHARP_WORDS = ("in focus", "focused", "sharp", "crisp", "clear")
+BLURRY_WORDS = ("out of focus", "unfocused", "blurry", "blurred", "blur", "fuzzy", "bokeh")
+FOCUS_POLES = {**{w: "sharp" for w in SHARP_WORDS}, **{w: "blurry" for w in BLURRY_WORDS}}
+FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
+# What lies behind the subject: a question about these asks about the photo's background.
+BACKGROUND_WORDS = ("background", "backdrop", "behind", "distance", "far away", "crowd")
+
+
+__all__ = ["BACKGROUND_WORDS", "BLURRY_WORDS", "FOCUS_ONLY", "FOCUS_POLES", "GENERIC_NOUNS", "REGION_NOUNS",
+           "SHARP_WORDS", "is_generic", "one_of", "photo_nouns"]

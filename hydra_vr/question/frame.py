@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from hydra_vr import answer_types as at
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.lexicon.words import GENERIC_NOUNS, REGION_NOUNS, photo_nouns
+from hydra_vr.lexicon.words import BACKGROUND_WORDS, FOCUS_ONLY, FOCUS_POLES, GENERIC_NOUNS, REGION_NOUNS, photo_nouns
 
 # Words that ask which kind ("what kind of bird"): the noun after "of" is the category.
 _KIND_WORDS = ("kind", "type", "sort", "species", "breed", "variety", "make", "model", "brand")
@@ -35,6 +35,53 @@ def _no_category(phrase: str) -> bool:
 
 
 @dataclass(frozen=True)
+class FocusAsked:
+    """A question about focus: the ``region`` it asks about ("background", "photo" or "thing") and the pole each
+    answer claims (``claims``: (answer, "sharp" | "blurry") pairs: "sharp or blurry?" -> each option its own;
+    "Is the background blurry?" -> yes blurry, no sharp)."""
+
+    region: str
+    claims: tuple[tuple[str, str], ...]
+
+    def claim(self, answer: str) -> str | None:
+        return dict(self.claims).get(answer)
+
+
+_FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), key=len, reverse=True)) + r")\b")
+_BACKGROUND = re.compile(r"\b(" + "|".join(map(re.escape, BACKGROUND_WORDS)) + r")\b")
+
+
+def asked_focus(text: str, spec: at.AnswerSpec) -> FocusAsked | None:
+    """The :class:`FocusAsked` of a choice between a sharp and a blurry word, or of a yes/no that names one pole
+    with a word of focus only ("blurry", "in focus"; not "sharp" alone, which a knife is); None otherwise, and for
+    a negated yes/no."""
+    low = text.lower()
+    if spec.kind == "choice":
+        poles = tuple((o, FOCUS_POLES.get(o)) for o in spec.options)
+        if {p for _, p in poles} != {"sharp", "blurry"}:
+            return None
+        claims = tuple((o, p) for o, p in poles if p is not None)
+    elif spec.kind == "yesno":
+        said = _FOCUS_WORDS.findall(low)
+        poles = {FOCUS_POLES[w] for w in said}
+        if len(poles) != 1 or not set(said) & FOCUS_ONLY or _NEGATION.search(low):
+            return None
+        pole = poles.pop()
+        claims = (("yes", pole), ("no", "sharp" if pole == "blurry" else "blurry"))
+    else:
+        return None
+    words = set(_words(_FOCUS_WORDS.sub(" ", low)))
+    region = ("background" if _BACKGROUND.search(low) else
+              "photo" if words & photo_nouns() and not words - photo_nouns() - _FOCUS_FRAME else "thing")
+    return FocusAsked(region, claims)
+
+
+# the words of "Is this photo blurry?" besides the photo's own noun: what is left names no thing
+_FOCUS_FRAME = frozenset({"is", "are", "was", "the", "this", "that", "a", "an", "it", "or", "whole", "entire", "image's",
+                          "overall", "very", "quite", "too", "at", "all", "taken", "shot"})
+
+
+@dataclass(frozen=True)
 class QuestionFrame:
     """Everything a question says about its answer, parsed once.
 
@@ -47,6 +94,7 @@ class QuestionFrame:
       question's other words (what a program may have counted instead), for the miscount check.
     - ``presence``: what a presence question looks for and whether it is negated.
     - ``place``: the options of a place question ("left or right of the photo").
+    - ``focus``: what a question about focus asks of which region ("Is the background blurry?").
     - ``knowledge``: a question about what is known of "this <thing>".
     - ``reading``: the question asks for text read off the image.
     - ``negated``: a negation word is in it; ``relations``: relation words between things.
@@ -61,6 +109,7 @@ class QuestionFrame:
     counted: at.Counted | None = None
     presence: at.Presence | None = None
     place: at.PlaceAsked | None = None
+    focus: FocusAsked | None = None
     knowledge: at.KnowledgeAsked | None = None
     reading: bool = False
     negated: bool = False
@@ -83,6 +132,8 @@ class QuestionFrame:
             out["presence"] = {"thing": self.presence.thing, "negated": self.presence.negated, "where": self.presence.where}
         if self.place:
             out["place"] = {"thing": self.place.thing, "options": list(self.place.options), "reference": self.place.reference}
+        if self.focus:
+            out["focus"] = {"region": self.focus.region, "claims": dict(self.focus.claims)}
         if self.knowledge:
             out["knowledge"] = {"thing": self.knowledge.phrase, "head": self.knowledge.head}
         return out
@@ -185,6 +236,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         counted=counted,
         presence=presence,
         place=place,
+        focus=asked_focus(text, spec),
         knowledge=knowledge,
         reading=at.asks_to_read(text),
         negated=bool(_NEGATION.search(low)),
