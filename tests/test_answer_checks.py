@@ -192,3 +192,31 @@ def test_focus_words_that_name_other_things_are_no_focus_question() -> None:
     assert parse("Is the lake water clear?").focus is None
     assert parse("Is the portrait not blurry?").focus is None  # negated: not judged
     assert parse("Is the cyclist in focus?").focus.region == "thing"
+
+
+def _episode(question: str):
+    from hydra_vr.agent.strategy import Episode
+    from hydra_vr.agent.types import EpisodeResult
+
+    return Episode("unused.jpg", question, "vqa", parse(question),
+                   EpisodeResult(question, "vqa", "unused.jpg", "no_rl", None, [], []))
+
+
+def test_at_the_end_the_measured_focus_answer_replaces_refused_guesses() -> None:
+    from hydra_vr.agent.strategies.common import typed_fallback
+
+    hazy = [_focus(True, background=True)]
+    ep = _episode("Is the scenery behind the runner crisp or blurred?")
+    with checks.collecting() as fired:
+        typed_fallback(None, ep, ["yes", "crisp", "crisp"], role="hydra", calls=hazy)  # type: ignore[arg-type]
+    assert (ep.result.answer, ep.result.answer_source) == ("blurred", "measured (against_focus)")
+    assert fired == []  # the guesses were judged when they were given: no second firing
+    kept = _episode("Is the scenery behind the runner crisp or blurred?")
+    typed_fallback(None, kept, ["blurred"], role="hydra", calls=hazy)  # type: ignore[arg-type]
+    assert (kept.result.answer, kept.result.answer_source) == ("blurred", "typed guess")
+    # measures that disagree give no answer: the guesses stand as before
+    torn = _episode("Is the scenery behind the runner crisp or blurred?")
+    typed_fallback(None, torn, ["crisp"], role="hydra",  # type: ignore[arg-type]
+                   calls=[_focus(True, background=True), _focus(False, background=True)])
+    assert torn.result.answer == "crisp"
+    assert checks.measured_answer(parse("Is the lake water clear?"), hazy) is None  # no focus question

@@ -42,6 +42,9 @@ class Check:
     doc: str
     kinds: frozenset[str]  # the answer types it looks at ("box" for a grounding answer)
     test: Callable[[Evidence, QuestionFrame | None, str], str | None]
+    # the answer its evidence itself gives, where the check knows one (what the measures say), offered when an
+    # episode ends with every guess refused (:func:`measured_answer`)
+    measured: Callable[[Evidence, QuestionFrame], str | None] | None = None
 
     def applies(self, kind: str) -> bool:
         return kind in self.kinds
@@ -163,6 +166,15 @@ def _against_focus(ev: Evidence, frame: QuestionFrame | None, answer: str) -> st
         return None
     return (f"{answer!r} says the {asked.region} is {claim}, but is_blurry measured it {measured[0]} "
             f"({len(measured)} measure(s)); answer from that measurement")
+
+
+def _focus_answer(ev: Evidence, frame: QuestionFrame) -> str | None:
+    """The answer whose pole every focus measure of the asked region gives, or None."""
+    asked = frame.focus
+    measured = focus_measures(ev.calls, asked.region) if asked is not None else []
+    if asked is None or not measured or len(set(measured)) != 1:
+        return None
+    return next((answer for answer, pole in asked.claims if pole == measured[0]), None)
 
 
 def _options_dropped(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
@@ -333,7 +345,7 @@ ANSWER_CHECKS: tuple[Check, ...] = (
     Check("off_category", "an answer to 'which <category>?' that is no kind of the category (WordNet)", frozenset({"open"}),
           _off_category),
     Check("against_focus", "a sharp/blurry answer that every focus measurement of the asked region contradicts",
-          frozenset({"choice", "yesno"}), _against_focus),
+          frozenset({"choice", "yesno"}), _against_focus, measured=_focus_answer),
     Check("options_dropped", "a choice answered by a simple_query that did not name the choices", frozenset({"choice"}),
           _options_dropped),
     Check("place_from_depth", "where a thing lies in the photo decided by depth", frozenset({"choice", "open"}),
@@ -406,5 +418,26 @@ def check_answer(frame: QuestionFrame, answer: str, calls: Sequence[Any], code: 
     return run_checks(frame.kind, answer, Evidence(calls, code), frame)
 
 
+def refused(frame: QuestionFrame, answer: str, calls: Sequence[Any]) -> bool:
+    """Whether a check refuses ``answer``, without recording a firing (the answer was judged when it was given)."""
+    token = _FIRED.set(None)
+    try:
+        return check_answer(frame, answer, calls) is not None
+    finally:
+        _FIRED.reset(token)
+
+
+def measured_answer(frame: QuestionFrame, calls: Sequence[Any]) -> tuple[str, str] | None:
+    """(answer, check) the evidence itself gives: the first check, switched on and applying to the question, whose
+    ``measured`` knows one ("blurry" where every focus measure of the background said so); None otherwise."""
+    for check in ANSWER_CHECKS:
+        if check.measured is None or check.name in _DISABLED.get() or not check.applies(frame.kind):
+            continue
+        answer = check.measured(Evidence(calls), frame)
+        if answer is not None:
+            return answer, check.name
+    return None
+
+
 __all__ = ["ANSWER_CHECKS", "Check", "Evidence", "Firing", "check_answer", "check_names", "collecting", "disabled",
-           "find_counts", "questions_giving", "run_check", "run_checks", "unfounded_negative"]
+           "find_counts", "measured_answer", "questions_giving", "refused", "run_check", "run_checks", "unfounded_negative"]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hydra_vr.agent.checks import measured_answer, refused
 from hydra_vr.agent.roles import fallback_program
 from hydra_vr.agent.step import boxes_of, result_dict
 from hydra_vr.agent.types import Attempt, StepTrace
@@ -61,10 +63,19 @@ def fallback_box(ctx: HydraAgent, episode: Episode, role: str, depth: int = 0) -
     step.boxes, step.decision = boxes, "answer" if boxes else "fail"
 
 
-def typed_fallback(ctx: HydraAgent, episode: Episode, guesses: list[str], role: str, depth: int = 0) -> None:
-    """The best typed guess of the episode, else the whole-image answer."""
+def typed_fallback(ctx: HydraAgent, episode: Episode, guesses: list[str], role: str, depth: int = 0,
+                   calls: Sequence[Any] | None = None) -> None:
+    """The best typed guess of the episode, else the whole-image answer. Where the episode's ``calls`` measured
+    the answer (a check's ``measured``: "blurry" where every focus measure of the background said so), guesses a
+    check refuses are left out, and the measured answer stands in for none."""
     spec = episode.spec
     assert spec is not None
+    frame = episode.frame
+    if calls is not None and frame is not None and (measured := measured_answer(frame, calls)) is not None:
+        guesses = [g for g in guesses if not refused(frame, g, calls)]
+        if best_typed(guesses, spec) is None:
+            episode.result.answer, episode.result.answer_source = measured[0], f"measured ({measured[1]})"
+            return
     answer = best_typed(guesses, spec)
     if answer is not None:
         episode.result.answer, episode.result.answer_source = answer, "typed guess"

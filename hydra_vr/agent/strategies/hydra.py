@@ -158,7 +158,7 @@ def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: Sta
         if answer is not None and not check_answer(episode.frame, answer, calls or []):
             episode.result.answer, episode.result.answer_source = answer, "final_answer"
             return
-    typed_fallback(ctx, episode, memory.guesses(), role="hydra")
+    typed_fallback(ctx, episode, memory.guesses(), role="hydra", calls=calls or [])
 
 
 def choose(ctx: HydraAgent, planner: Planner, state: ControllerState,
