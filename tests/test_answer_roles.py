@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
@@ -428,18 +427,3 @@ def test_a_category_question_is_answered_from_the_classifier_at_the_level_asked(
     toolbox_with_llm.holder["llm"] = script2.chat
     assert image.simple_query("Which vehicle is shown?") == "a cat"
     assert len(script2.messages("describe")) == 1
-
-
-def test_describe_states_measured_focus_and_where_named_things_lie(toolbox_with_llm, photo):
-    # no VQA weights see blur or tell left from right in a box list: the findings state the measures for any question
-    from hydra_vr.api import bind_toolbox
-
-    script = Script(describe=[ans("green"), ans("bus")])
-    toolbox_with_llm.holder["llm"] = script.chat
-    Patch = bind_toolbox(toolbox_with_llm)
-    Patch(str(photo("flower"))).simple_query("What colour are the leaves?")
-    assert "Sharpness measured from the pixels: the background (the image's border) is blurry" in script.seen["describe"][-1]
-    Patch(str(photo("bus"))).simple_query("Which vehicle is parked here?")
-    said = script.seen["describe"][-1]
-    assert "Sharpness measured from the pixels: the background (the image's border) is sharp" in said
-    assert re.search(r"- bus \(score [\d.]+\) at \[[\d, ]+\] \((left|middle|right), (top|middle|bottom) of the image\)", said)

@@ -56,7 +56,7 @@ def extras(result):
 # ---------------------------------------------------------------------------------------------- graph
 def test_graph_feasibility_and_exclusion(tmp_path):
     g = load_graph()
-    assert g.feasible("START", "vqa", set()) == ["caption", "vqa", "find", "blur_box"]
+    assert g.feasible("START", "vqa", set()) == ["caption", "vqa", "find"]
     assert g.feasible("START", "grounding", set()) == ["caption", "find", "ground"]
     assert "find" not in g.feasible("START", "vqa", {"find"})  # taken in this state
     assert {"classify_box", "ocr_box", "colors_box"} <= set(g.feasible("find", "vqa", set()))
@@ -103,7 +103,7 @@ def test_planner_sees_only_feasible_actions_and_taken_ones_are_excluded(toolbox_
     assert [e["state"] for e in ex] == ["START", "caption", "find", "classify_box"]
     assert "recall" not in ex[2]["feasible"] and "recall" in ex[3]["feasible"]  # the graph's edges
     assert "classify_box" not in ex[3]["feasible"]  # no query, same focus: already done
-    assert ex[0]["feasible"] == ["caption", "vqa", "find", "blur_box"]
+    assert ex[0]["feasible"] == ["caption", "vqa", "find"]
     schemas = [c.json_schema["properties"]["action"]["enum"] for c in script.calls("planner")]
     assert schemas == [e["feasible"] for e in ex]  # the JSON schema allows exactly the feasible actions
     last_prompt = script.calls("planner")[3].messages[-1].content
@@ -288,24 +288,3 @@ def test_avis_end_to_end_on_the_real_small_model(photo):
     assert ex and ex[0]["state"] == "START" and all(e["action"] in e["feasible"] for e in ex)
     assert all(e["label"].split(" ")[0] in ("informative", "uninformative", "answer") for e in ex)
     assert result.llm["calls"] > 0 and result.answer_source
-
-
-def test_place_and_blur_actions_measure_the_focused_box(embedded_toolbox, photo):
-    from hydra_vr.agent.strategies.avis.actions import Focus, program_for
-    from hydra_vr.sandbox import Sandbox
-
-    people = sorted(embedded_toolbox.find(load_rgb(photo("bus")), "person"), key=lambda d: d.box.x1)
-    leftmost = Focus("person", people[0].box.to_list())
-    with Sandbox(embedded_toolbox, timeout_s=30) as sb:
-        placed = sb.run(f"focus = ImagePatch(image, *{leftmost.box})\n" + program_for("place_box", "", leftmost), str(photo("bus")))
-        blurred = sb.run(program_for("blur_box", "", None), str(photo("bus")))
-    assert placed.ok and blurred.ok, (placed.error, blurred.error)
-    said = {v.name: v.repr for v in placed.variables}
-    assert said["side"] == "'left'" and said["centre"] == "'edge'" and 0 < float(said["share_of_photo"]) < 0.5
-    assert {v.name for v in blurred.variables} >= {"blurry", "background_blurry"}
-
-
-def load_rgb(path):
-    from PIL import Image
-
-    return Image.open(path).convert("RGB")

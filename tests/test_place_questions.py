@@ -6,7 +6,9 @@ import pytest
 from PIL import Image
 
 from hydra_vr.answer_types import PlaceAsked, asked_place, expected_type
-from hydra_vr.api.placement import nearest_place, place_beside, place_in
+from hydra_vr.api.placement import place_beside, place_in
+from hydra_vr.api.types import Answer
+from hydra_vr.memory.textualizer import textualize_call
 
 
 @pytest.mark.parametrize(
@@ -68,42 +70,30 @@ def test_places_in_a_frame_keep_off_the_dividing_line():
     assert place_beside((0, 0, 100, 100), (0, 500, 100, 600), ("top", "bottom"), (0, 0, 810, 1080)) == "top"
 
 
-def test_nearest_place_decides_near_the_line_too():
-    frame = (0, 0, 1280, 720)
-    assert nearest_place((137, 204, 1145, 720), frame, ("left", "right")) == "right"  # centre at 0.501
-    assert nearest_place((129, 100, 229, 250), (0, 0, 640, 427), ("middle", "edge")) == "edge"  # 0.22 off the centre
-    assert nearest_place((142, 100, 242, 250), (0, 0, 640, 427), ("middle", "edge")) == "middle"  # 0.20 off
-    assert nearest_place((0, 0, 100, 100), (0, 0, 810, 1080), ("left", "right"), other=(10, 0, 110, 100)) == "left"
-    assert nearest_place((0, 0, 100, 100), frame, ("left", "top")) is None
-
-
-def test_a_patch_tells_its_place_in_the_photo_and_beside_another(Patch, photo, embedded_toolbox):
+def test_a_patch_is_placed_by_its_own_box_in_the_photo(Patch, photo, embedded_toolbox):
     bus = Patch(photo("bus"))
     people = sorted(bus.find("person"), key=lambda p: p.horizontal_center)
     assert len(people) >= 3
-    assert people[0].place_in_photo(["left", "right"]) == "left"
-    assert people[-1].place_in_photo(["on the left side", "on the right side"]) == "on the right side"  # the caller's words
-    assert people[0].place_beside(people[-1], ["right", "left"]) == "left"
-    assert bus.find("bus")[0].place_in_photo(["middle", "edge"]) == "middle"
-    assert 0 < people[0].share_of_photo() < bus.share_of_photo() == 1.0
-    with pytest.raises(ValueError, match="two or more different places"):
-        people[0].place_in_photo(["left"])
-    with pytest.raises(ValueError, match="mix two axes"):
-        people[0].place_in_photo(["left", "top"])
-    with pytest.raises(TypeError, match="another ImagePatch"):
-        people[0].place_beside([0, 0, 10, 10], ["left", "right"])
+    # no LLM in this toolbox: an answer that needed the describe backend would raise
+    assert people[0].simple_query("Is the person on the left or the right side of the photo?") == "left"
+    assert people[-1].simple_query("Is this person on the left or on the right?") == "right"
+    with embedded_toolbox.recording() as calls:
+        assert bus.simple_query("Is the bus in the middle or at the edge of the photo?") == "middle"
+    (call,) = [c for c in calls if c.tool == "simple_query"]
+    assert isinstance(call.result, Answer) and call.result.source == "place"
+    assert "(from the boxes: find('bus'):" in textualize_call(call)
     with pytest.raises(RuntimeError, match="needs an LLM"):
-        # no word of the question is read by simple_query: the backend answers, and this toolbox has no LLM
-        people[0].simple_query("Is the person on the left or the right side of the photo?")
+        people[0].simple_query("What is this person holding?")  # not a place: the backend answers, and has no LLM
 
 
 def test_a_sandboxed_program_places_its_patch(embedded_toolbox, photo):
+    # the patch's box and the photo's size travel over the sandbox wire with the question
     from hydra_vr.sandbox import Sandbox
 
     code = (
         "image_patch = ImagePatch(image)\n"
         "people = sort_patches_left_to_right(image_patch.find('person'))\n"
-        "final_answer = people[0].place_in_photo(['left', 'right'])\n"
+        "final_answer = people[0].simple_query('Is the person on the left or the right side of the photo?')\n"
     )
     with Sandbox(embedded_toolbox, timeout_s=20) as sb:
         result = sb.run(code, Image.open(photo("bus")).convert("RGB"))

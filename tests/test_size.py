@@ -1,52 +1,44 @@
-"""Size words ("big", "tiny") of a part of the photo are measured from its box, not asked of an LLM."""
+"""Size words ("Is the flower big?") are measured from the patch's box in its photo, not asked of an LLM."""
 
 from __future__ import annotations
 
 import pytest
 
-from hydra_vr.api.size import BIG_SHARE, SMALL_SHARE, photo_share, size_verdict
+from hydra_vr.api.size import answer_size, asked_size
 from hydra_vr.sandbox import Sandbox
 
 
-def test_photo_share_is_the_boxs_area_over_the_photos() -> None:
-    assert photo_share([0, 0, 320, 240], (640, 480)) == pytest.approx(0.25)
-    assert photo_share([10, 10, 5, 20], (640, 480)) == 0.0  # a box turned inside out covers nothing
-
-
-@pytest.mark.parametrize("prop, box, verdict", [
-    ("big", [100, 100, 400, 400], True),  # 29% of 640x480
-    ("very large", [100, 100, 400, 400], True),
-    ("small", [100, 100, 400, 400], False),
-    ("tiny", [5, 5, 30, 30], True),  # 0.2%
-    ("huge", [5, 5, 30, 30], False),
+@pytest.mark.parametrize("question, asked", [
+    ("Is the flower big?", "big"),
+    ("Are the coins small?", "small"),
+    ("Is the dog very large?", "big"),
+    ("is the flower in the vase tiny", "small"),
+    ("Is it big?", "big"),
+    ("Is the big flower orange?", None),  # the colour is asked
+    ("How big is the flower?", None),  # an open question
+    ("Is the flower bigger than the vase?", None),
 ])
-def test_clear_sizes_are_decided(prop, box, verdict) -> None:
-    said = size_verdict(prop, box, (640, 480))
-    assert said is not None and said[0] is verdict and "of the 640x480 photo" in said[1]
+def test_asked_size_reads_only_a_question_about_a_things_size(question, asked) -> None:
+    assert asked_size(question) == asked
 
 
-def test_the_middle_another_property_or_the_whole_photo_decides_nothing() -> None:
-    assert size_verdict("big", [0, 0, 120, 120], (640, 480)) is None  # 4.7%: between the thresholds
-    assert size_verdict("red", [100, 100, 400, 400], (640, 480)) is None
-    assert size_verdict("big", None, (640, 480)) is None
-    assert size_verdict("", [100, 100, 400, 400], (640, 480)) is None
+def test_clear_sizes_are_decided_and_the_middle_is_left_to_the_backend() -> None:
+    photo = (640, 427)
+    assert answer_size("Is the flower big?", [169, 113, 400, 343], photo)[0] == "yes"  # 19% of the photo
+    assert answer_size("Is the flower small?", [169, 113, 400, 343], photo)[0] == "no"
+    assert answer_size("Is the coin big?", [10, 10, 35, 35], photo)[0] == "no"  # 0.2%
+    assert answer_size("Is the cup big?", [0, 0, 100, 100], photo) is None  # 3.7%: not clear
+    assert answer_size("Is the flower big?", None, photo) is None  # the whole photo: no box to measure
 
 
-def test_the_docstring_the_reasoner_reads_states_the_thresholds_the_tools_use() -> None:
-    from hydra_vr.api.image_patch import ImagePatch
-
-    doc = ImagePatch.share_of_photo.__doc__ or ""
-    assert f"big from {BIG_SHARE:g}" in doc and f"small under {SMALL_SHARE:g}" in doc
-
-
-def test_a_program_measures_size_in_the_sandbox_with_no_llm(embedded_toolbox, photo) -> None:
+def test_verify_property_measures_size_in_the_sandbox_with_no_llm(embedded_toolbox, photo) -> None:
+    # The 1.5B said "no" to "Is the flower big?" of the dahlia's crop once the colour shares beside it moved.
     # The embedded toolbox has no LLM: an answer that needed one would fail the program.
     with Sandbox(embedded_toolbox, timeout_s=30) as sb:
         program = sb.run('flower = ImagePatch(image).find("flower")[0]\n'
                          'final_answer = [flower.verify_property("flower", "big"), flower.verify_property("flower", "small"),\n'
-                         '                flower.share_of_photo()]\n', str(photo("flower")))
+                         '                flower.simple_query("Is the flower big?")]\n', str(photo("flower")))
     assert program.ok, program.error
-    big, small, share = program.final_answer
-    assert (big, small) == (share >= BIG_SHARE, share < SMALL_SHARE) and 0 < share < 1
+    assert program.final_answer == [True, False, "yes"]
     verify = next(c for c in program.calls if c.tool == "verify_property")
-    assert "of the" in verify.meta["evidence"] and "photo" in verify.meta["evidence"]
+    assert "fills 19" in verify.meta["evidence"] and "of the 640x427 photo" in verify.meta["evidence"]

@@ -7,10 +7,9 @@ median tile against the sharpest tiles of the same photo, so the figure does not
 camera or the light. No offline model sees blur, and the describe LLM sees no pixels: it said
 "sharp" for a close-up's and a portrait's backgrounds, both thrown far out of focus (8% and 15%).
 
-A program asks for it with ``ImagePatch.is_blurry`` (a patch, the whole photo, or its background), and
-``verify_property(name, "blurry")`` of the whole photo measures it too. A verdict needs a clear
-measure (under 30%: blurry, 40% or more: sharp) of a region the tools can tell: the background (the
-photo's border), the photo, or things find() locates.
+The toolbox asks this module before any VQA backend, like ``api.where``. It decides only on a clear
+measure (under 30%: blurry, 40% or more: sharp) of a region it can tell: the background (the
+photo's border) or things find() locates; otherwise the backend answers as before.
 """
 
 from __future__ import annotations
@@ -24,14 +23,16 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from hydra_vr.answer_types import expected_type
 from hydra_vr.api.names import expression_names
 from hydra_vr.lexicon.words import BACKGROUND_WORDS, FOCUS_ONLY, FOCUS_POLES, photo_nouns
 
 LookFor = Callable[[Image.Image, str], tuple[list[Any], dict[str, Any]]]
 
-_POLES = FOCUS_POLES
+_POLES = FOCUS_POLES  # the focus vocabulary is the lexicon's (``lexicon.words``)
 _FOCUS_ONLY = FOCUS_ONLY
 _POLE_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POLES), key=len, reverse=True)) + r")\b")
+# a question about the backdrop, or about what lies behind the subject ("the hills behind her")
 _BACKGROUND = re.compile(r"\b(" + "|".join(map(re.escape, BACKGROUND_WORDS)) + r")\b")
 
 GRID = 8
@@ -169,41 +170,49 @@ def boxes_focus(image: Image.Image, boxes: Sequence[Sequence[float]], name: str)
     return _focus(image, mask, f"the {name} found at " + "; ".join(str([int(v) for v in b[:4]]) for b in boxes[:3]))
 
 
-def property_focus(look_for: LookFor, image: Image.Image, name: str, prop: str) -> tuple[bool, str] | None:
-    """(whether ``name`` in the whole photo ``image`` has the focus property ``prop``, evidence), else None:
-    ``prop`` a word that speaks of focus only ("blurry", "in focus", "out of focus"; not "sharp" or "clear",
-    which speak of a knife or a glass as well), ``name`` the photo itself, its background, or a thing find()
-    locates, measured clearly (not between the thresholds)."""
-    said = _POLE_WORDS.findall(str(prop).lower())  # "very blurry", "not in focus" reads as its pole word
-    if len(said) != 1 or said[0] not in _FOCUS_ONLY or re.search(r"\bnot\b", str(prop).lower()):
+def answer_focus(look_for: LookFor, image: Image.Image, question: str) -> tuple[str, str] | None:
+    """(answer, evidence) for a focus question about the whole photo ``image``, else None: a choice between
+    a sharp and a blurry word ("sharp or blurry?"), or a yes/no naming one ("Is the background blurry?")."""
+    q = question.lower()
+    if _POLE_WORDS.search(q) is None:  # every simple_query passes here: most ask nothing of focus
         return None
-    pole = _POLES[said[0]]
-    focus = named_focus(look_for, image, name)
+    spec = expected_type(question)
+    if spec.kind == "choice":
+        poles = {o: _POLES.get(o) for o in spec.options}
+        if set(poles.values()) != {"sharp", "blurry"}:
+            return None
+    elif spec.kind == "yesno":
+        words = {m.group(1) for m in _POLE_WORDS.finditer(q)}
+        said = {_POLES[w] for w in words}
+        if len(said) != 1 or not words & _FOCUS_ONLY:
+            return None
+    else:
+        return None
+    focus = _region_focus(look_for, image, q)
     if focus is None or focus.verdict is None:
         return None
     evidence = f"fine detail of {focus.region}: {100 * focus.share:.0f}% of the sharpest part's: {focus.verdict}"
-    return focus.verdict == pole, evidence
+    if spec.kind == "choice":
+        return next(o for o, p in poles.items() if p == focus.verdict), evidence
+    return ("yes" if said == {focus.verdict} else "no"), evidence
 
 
-def named_focus(look_for: LookFor, image: Image.Image, name: str) -> Focus | None:
-    """The focus of what ``name`` names in the whole photo ``image``: the photo itself ("photo", "picture"),
-    its background ("background", "the hills behind her"), else the boxes find(name) returns; None when
-    find() finds nothing."""
-    text = str(name).lower()
-    if _BACKGROUND.search(text):
+def _region_focus(look_for: LookFor, image: Image.Image, question: str) -> Focus | None:
+    if _BACKGROUND.search(question):
         return background_focus(image)
-    names = [n for n in expression_names(text) if not n.endswith(" region")]
-    if not names or all(n in photo_nouns() for n in names):
-        return patch_focus(image)  # "the photo": sharp if any part of it is
-    for n in names:
-        if n in photo_nouns():
+    rest = _POLE_WORDS.sub(" ", question)
+    names = expression_names(rest)
+    for name in names:
+        if name.endswith(" region") or name in photo_nouns():
             continue
-        dets, _ = look_for(image, n)
+        dets, _ = look_for(image, name)
         if dets:
-            return boxes_focus(image, [d.box.to_list() for d in dets], n)
+            return boxes_focus(image, [d.box.to_list() for d in dets], name)
+    if names and all(n in photo_nouns() or n.endswith(" region") for n in names):
+        return patch_focus(image)  # "Is the photo blurry?": the photo itself, sharp if any part of it is
     return None
 
 
 
 
-__all__ = ["Focus", "background_focus", "boxes_focus", "detail_tiles", "named_focus", "patch_focus", "property_focus"]
+__all__ = ["Focus", "answer_focus", "background_focus", "boxes_focus", "detail_tiles", "patch_focus"]

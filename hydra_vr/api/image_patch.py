@@ -15,10 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from hydra_vr.answer_types import PLACE_WORDS
 from hydra_vr.api.names import PRONOUNS, beside_what
-from hydra_vr.api.placement import nearest_place
-from hydra_vr.api.size import photo_share
 from hydra_vr.api.types import Box, Reply, mark_object_crop
 
 if TYPE_CHECKING:
@@ -238,11 +235,12 @@ class ImagePatch:
             >>> man = image_patch.find("man")[0]
             >>> answer = man.simple_query("What is the man holding?")
         """
-        if self._is_object() and self._beside_me(question):
+        part = self._box() if self._is_object() else None  # where a part lies in the photo ("on the left?")
+        if part is not None and self._beside_me(question):
             # "What kind of animal is behind the girls?" asked of a girl's crop: the crop holds the man, not
             # what is behind him (the 1.5B's program got "car" so; the whole photo says "bus")
             return Reply(self._tools().simple_query(self.original_image, question).text)
-        return Reply(self._tools().simple_query(self.cropped_image, question).text)
+        return Reply(self._tools().simple_query(self.cropped_image, question, part, self.original_image.size).text)
 
     def _beside_me(self, question: str) -> bool:
         """Whether ``question`` asks about a thing beside, behind or in front of this patch's own thing."""
@@ -291,55 +289,6 @@ class ImagePatch:
         if focus is None:  # too little detail to measure (a plain wall, a tiny patch): the photo decides
             focus = self._tools().focus(self.original_image, None, False)
         return bool(focus is not None and focus.blurry)
-
-    def place_in_photo(self, places: list[str]) -> str:
-        """Return which of ``places`` this patch lies at in the whole photo, measured from its box's centre:
-        "left" or "right", "top" or "bottom", "middle" or "edge" (an option such as "left side" counts as left).
-
-        Example:
-            >>> # is the lamp on the left or the right side of the picture?
-            >>> lamp = image_patch.find("lamp")[0]
-            >>> answer = lamp.place_in_photo(["left", "right"])
-        """
-        w, h = self.original_image.size
-        return self._place(places, (0.0, 0.0, float(w), float(h)), None)
-
-    def place_beside(self, other: ImagePatch, places: list[str]) -> str:
-        """Return which of ``places`` ("left" or "right", "top" or "bottom") this patch lies at beside ``other``,
-        measured from the centres of their boxes.
-
-        Example:
-            >>> # is the cup to the left or to the right of the plate?
-            >>> cup, plate = image_patch.find("cup")[0], image_patch.find("plate")[0]
-            >>> answer = cup.place_beside(plate, ["left", "right"])
-        """
-        if not isinstance(other, ImagePatch):
-            raise TypeError(f"place_beside() needs another ImagePatch, got {type(other).__name__}")
-        w, h = self.original_image.size
-        return self._place(places, (0.0, 0.0, float(w), float(h)), other.box)
-
-    def _place(self, places: list[str], frame: tuple[float, ...], other: list[float] | None) -> str:
-        options = [str(p) for p in places] if isinstance(places, (list, tuple)) else []
-        kinds = [next((PLACE_WORDS[w] for w in o.lower().replace("-", " ").split() if w in PLACE_WORDS), None)
-                 for o in options]
-        if len(options) < 2 or None in kinds or len(set(kinds)) != len(kinds):
-            raise ValueError(f"places must be two or more different places such as ['left', 'right'], "
-                             f"['top', 'bottom'] or ['middle', 'edge'], got {places!r}")
-        said = nearest_place(self.box, frame, [k for k in kinds if k is not None], other)
-        if said is None:
-            raise ValueError(f"places {places!r} mix two axes: ask left/right and top/bottom separately")
-        return options[kinds.index(said)]
-
-    def share_of_photo(self) -> float:
-        """Return how much of the whole photo this patch's box covers, from 0 to 1. A thing is big from 0.1
-        of the photo, small under 0.01.
-
-        Example:
-            >>> # is the kite big?
-            >>> kite = image_patch.find("kite")[0]
-            >>> answer = bool_to_yesno(kite.share_of_photo() >= 0.1)
-        """
-        return round(photo_share(self.box, self.original_image.size), 4)
 
     def crop(self, x1: float, y1: float, x2: float, y2: float) -> ImagePatch:
         """Return a sub-patch; ``x1, y1, x2, y2`` are pixels relative to this patch's top-left corner.

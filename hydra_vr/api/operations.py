@@ -41,8 +41,6 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("read_text", ("read_text",), "read text"),
     Operation("depth", ("compute_depth",), "compare positions and depth", record="compute_depth"),
     Operation("focus", ("is_blurry",), "tell whether a patch, the background or the photo is blurry or in focus"),
-    Operation(None, ("place_in_photo", "place_beside", "share_of_photo"),
-              "tell which side of the photo a patch lies on, or of another patch, and how much of the photo it covers"),
     Operation(None, ("crop", "overlaps_with")),
     Operation("llm_query", ("llm_query",), "ask a language model for world knowledge"),
     # Used by backends, helpers and strategies rather than by a patch method of their own:

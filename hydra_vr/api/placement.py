@@ -163,31 +163,4 @@ def place_beside(box: Sequence[float], other: Sequence[float], places: Sequence[
     return said if said in kinds else None
 
 
-def nearest_place(box: Sequence[float], frame: Sequence[float], places: Sequence[str],
-                  other: Sequence[float] | None = None) -> str | None:
-    """Which of ``places`` ``box`` lies at in ``frame`` (or beside ``other``), deciding near the dividing line
-    too: a program that asks where a patch is needs one of the places, and the nearer one is the best guess.
-    None only for places of no one axis ("left" and "top")."""
-    said = place_beside(box, other, places, frame) if other is not None else place_in(box, frame, places)
-    if said is not None:
-        return said
-    kinds = set(places)
-    centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
-    if other is not None:
-        mid = ((other[0] + other[2]) / 2, (other[1] + other[3]) / 2)
-    else:
-        mid = ((frame[0] + frame[2]) / 2, (frame[1] + frame[3]) / 2)
-    if kinds <= {"left", "right"}:
-        said = "left" if centre[0] <= mid[0] else "right"
-    elif kinds <= {"top", "bottom"}:
-        said = "top" if centre[1] <= mid[1] else "bottom"
-    elif kinds <= {"middle", "edge"} and other is None:
-        fw, fh = max(frame[2] - frame[0], 1e-6), max(frame[3] - frame[1], 1e-6)
-        off = max(abs(centre[0] - mid[0]) / fw, abs(centre[1] - mid[1]) / fh)
-        said = "middle" if off < (_MIDDLE_REACH + _EDGE_REACH) / 2 else "edge"
-    else:
-        return None
-    return said if said in kinds else None
-
-
-__all__ = ["Placement", "nearest_place", "pick", "place_beside", "place_in", "placement", "rows"]
+__all__ = ["Placement", "pick", "place_beside", "place_in", "placement", "rows"]

@@ -26,6 +26,7 @@ from hydra_vr.api import focus as focus_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import size as size_ops
 from hydra_vr.api import text_layout
+from hydra_vr.api import where as where_ops
 from hydra_vr.api.tools import (
     Captioner,
     Classifier,
@@ -303,37 +304,58 @@ class VisionToolbox:
         self._record("focus", {"box": where, "background": background}, result, t0)
         return result
 
-    def simple_query(self, image: Image.Image, question: str) -> Answer:
-        """The VQA backend's answer to ``question`` about ``image``. What pixels and boxes measure (a patch's place,
-        its share of the photo, focus) are operations of their own that a program calls (``ImagePatch.place_in_photo``,
-        ``share_of_photo``, ``is_blurry``); nothing here reads the question's words."""
+    def simple_query(self, image: Image.Image, question: str, box: Box | None = None,
+                     photo_size: Sequence[int] | None = None) -> Answer:
+        """The answer to ``question`` about ``image``; ``box`` and ``photo_size`` say where ``image`` lies in
+        its whole photo when it is a part of it (a patch's crop; None for the whole photo). A question
+        where a thing lies ("on the left or the right?") is answered from boxes when the tools find it
+        (``api.where``), whatever the VQA backend."""
         if not str(question).strip():  # str(): a "no" Reply is false but not empty
             raise ValueError("simple_query() needs a non-empty question")
         t0 = time.perf_counter()
-        ans = self.backend("vqa").answer(image, question)
+        ans = self._measured(image, str(question), box, photo_size) or self.backend("vqa").answer(image, question)
         self._record("simple_query", {"question": question}, ans, t0)
         return ans
+
+    def _measured(self, image: Image.Image, question: str, box: Box | None = None,
+                  photo_size: Sequence[int] | None = None) -> Answer | None:
+        """The answer the boxes or pixels give, before any VQA backend: where a thing lies (``api.where``),
+        how sharp a part of the whole photo is (``api.focus``); None when they do not decide."""
+        placed = where_ops.answer_place(self.look_for, image, question, box.to_list(None) if box else None, photo_size)
+        if placed is not None:
+            return Answer(text=placed[0], source="place", evidence=placed[1])
+        focused = focus_ops.answer_focus(self.look_for, image, question) if box is None else None
+        if focused is not None:
+            return Answer(text=focused[0], source="focus", evidence=focused[1])
+        return self._sized(question, box, photo_size)
+
+    @staticmethod
+    def _sized(question: str, box: Box | None, photo_size: Sequence[int] | None) -> Answer | None:
+        """The answer a patch's box gives to "Is the <thing> big?" (``api.size``), else None."""
+        sized = size_ops.answer_size(question, box.to_list(None) if box else None, photo_size)
+        return Answer(text=sized[0], source="size", evidence=sized[1]) if sized is not None else None
 
     def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False,
                         box: Box | None = None, photo_size: Sequence[int] | None = None) -> tuple[bool, str]:
         """Whether the ``name`` in ``image`` has ``prop``; returns (verdict, evidence).
 
         ``foreground``: ``image`` is an object's box crop, so colours count the object's pixels only;
-        ``box`` and ``photo_size``: where that crop lies in its photo (how big it is there). Properties that
-        pixels or boxes measure are measured, whatever the backends: a colour, a size word ("big") of a part of
-        the photo, a focus word ("blurry", "in focus") of the whole photo's thing, background or photo.
+        ``box`` and ``photo_size``: where that crop lies in its photo (how big it is there).
         """
         t0 = time.perf_counter()
-        measured = (color_ops.has_color(image, prop, foreground=foreground) if color_ops.is_color_name(prop)
-                    else size_ops.size_verdict(prop, box.to_list(None) if box is not None else None, photo_size)
-                    or (None if foreground else focus_ops.property_focus(self.look_for, image, name, prop)))
-        if measured is not None:
-            verdict, evidence = measured
+        question = f"Is the {name} {prop}?"
+        if color_ops.is_color_name(prop):
+            # Colours are measured from pixels rather than guessed by a model.
+            verdict, evidence = color_ops.has_color(image, prop, foreground=foreground)
+        # "background", "blurry" of the whole photo, "big" of a crop by its box: measured, whatever the backends
+        elif (measured := self._sized(question, box, photo_size) if foreground
+              else self._measured(image, question)) is not None:
+            verdict, evidence = measured.text == "yes", measured.evidence or measured.text
         elif self.has("matcher"):
             scores = self.backend("matcher").match([image], [f"a photo of a {prop} {name}", f"a photo of a {name}"])[0]
             verdict, evidence = bool(scores[0] > scores[1]), f"matcher scores {scores[0]:.3f} vs {scores[1]:.3f}"
         else:
-            ans = self.backend("vqa").answer(image, f"Is the {name} {prop}? Answer yes or no.")
+            ans = self.backend("vqa").answer(image, f"{question} Answer yes or no.")
             verdict, evidence = ans.text.strip().lower().startswith("yes"), ans.evidence or ans.text
         self._record("verify_property", {"name": name, "property": prop}, verdict, t0, evidence=evidence)
         return verdict, evidence

@@ -72,7 +72,9 @@ def textualize_call(call: ToolCallRecord) -> str:
     if call.tool == "verify_property":
         return TEMPLATES["verify"].format(name=a["name"], prop=a["property"], verdict="yes" if r else "no", evidence=call.meta.get("evidence", ""))
     if call.tool == "simple_query":
-        return TEMPLATES["simple_query"].format(question=a["question"], answer=r.text if isinstance(r, Answer) else str(r))
+        line = TEMPLATES["simple_query"].format(question=a["question"], answer=r.text if isinstance(r, Answer) else str(r))
+        # a place read off boxes says which boxes, so a later step can check it
+        return f"{line} (from the boxes: {r.evidence})" if isinstance(r, Answer) and r.source == "place" else line
     if call.tool == "compute_depth":
         return TEMPLATES["depth"].format(box=_boxes([a["box"]]), value=float(r))
     if call.tool == "focus":

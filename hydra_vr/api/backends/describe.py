@@ -21,7 +21,6 @@ from PIL import Image
 
 from hydra_vr.answer_types import COLOR_WORDS, AnswerSpec, KnowledgeAsked, asked_knowledge, asked_presence, asks_to_read, clean, expected_type
 from hydra_vr.api import colors as color_ops
-from hydra_vr.api import focus as focus_ops
 from hydra_vr.api import garments as garment_ops
 from hydra_vr.api import placement as placement_ops
 from hydra_vr.api import shapes as shape_ops
@@ -38,28 +37,6 @@ log = logging.getLogger(__name__)
 _TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|letter|sign|number|brand|name|title|label|logo"
                             r"|code|page|pages|paper|document|book|poster|equation|formula|printed|handwrit\w*|typed)\b", re.I)
 _PEOPLE_QUESTION = re.compile(r"\b(face|faces|person|people|man|woman|boy|girl|child|who)\b", re.I)
-
-
-def _place_words(box: list[int], size: tuple[int, int]) -> str:
-    """Where ``box`` lies in an image of ``size``, measured from its centre: "left, top", "middle, bottom"."""
-    frame = (0, 0, size[0], size[1])
-    side = placement_ops.place_in(box, frame, ("left", "right")) or "middle"
-    height = placement_ops.place_in(box, frame, ("top", "bottom")) or "middle"
-    return f"{side}, {height}"
-
-
-def _focus_facts(image: Image.Image) -> list[str]:
-    """What the pixels say of focus, for every question (no VQA weights see blur): the background's (the
-    border's) fine detail against the sharpest part's, and whether the whole image is blurred."""
-    facts = []
-    background = focus_ops.background_focus(image)
-    if background is not None and background.verdict is not None:
-        facts.append(f"the background (the image's border) is {background.verdict} "
-                     f"({100 * background.share:.0f}% of the sharpest part's fine detail)")
-    whole = focus_ops.patch_focus(image)
-    if whole is not None and whole.photo_blurred:
-        facts.append("the whole image is blurred (no part of it is sharp)")
-    return facts
 
 
 def _relevant_classes(question: str, mapper: CocoNameMapper) -> set[str]:
@@ -241,7 +218,6 @@ class DescribeVQA:
             item = {"label": d.label, "score": d.score, "box": [int(v) for v in d.box.to_list(0)]}
             if d.label in wanted or (not hasattr(detector, "detect_classes")):
                 item["colors"] = []
-                item["place"] = _place_words(item["box"], image.size)
                 if len(relevant) < self.relevant_colors and not (part_colors and d.label == "person"):
                     crop = image.crop(tuple(item["box"]))
                     item["colors"] = _named(tb.colors(crop, foreground=True))
@@ -281,7 +257,7 @@ class DescribeVQA:
         shapes, shape_boxes = self._shapes(image, question)
         rows = _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects")
         search = self._search(image, question)
-        return {"width": image.width, "height": image.height, "relevant": relevant, "focus": _focus_facts(image), "objects": objects, "labels": labels,
+        return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
                 "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question,
@@ -408,7 +384,7 @@ class DescribeVQA:
 
             msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
             for ex in load_examples("describe")["examples"]:
-                f = {"relevant": [], "objects": [], "labels": [], "colors": [], "focus": [], "subject_colors": None, "texts": None,
+                f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
                      "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None, "worn": None, "background": False,
                      "texts_by_size": False} | ex["findings"]
                 spec = expected_type(ex["question"])

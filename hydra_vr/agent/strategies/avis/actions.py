@@ -28,7 +28,7 @@ from hydra_vr.question.frame import QuestionFrame
 if TYPE_CHECKING:
     from hydra_vr.agent.loop import HydraAgent
 
-BOX_ACTIONS = frozenset({"vqa_box", "classify_box", "fine_vqa_box", "ocr_box", "colors_box", "place_box"})
+BOX_ACTIONS = frozenset({"vqa_box", "classify_box", "fine_vqa_box", "ocr_box", "colors_box"})
 RECALL_SOURCE = "LLM knowledge, not from the image"
 COLOR_OPTIONS = ["red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "black", "white", "gray"]
 _STOP = {"what", "which", "who", "where", "how", "why", "when", "is", "are", "does", "do", "the", "a", "an", "this", "that",
@@ -122,10 +122,6 @@ _PROGRAMS = {
     "fine_vqa_box": "kind = {target}.simple_query({fine!r})",
     "ocr_box": "text = {target}.read_text()",
     "colors_box": "colour = {target}.best_text_match({colors!r})",
-    # where the focused box lies in the photo, and how sharp it and the photo's background are: measured
-    "place_box": "side = {target}.place_in_photo(['left', 'right'])\nheight = {target}.place_in_photo(['top', 'bottom'])\n"
-                 "centre = {target}.place_in_photo(['middle', 'edge'])\nshare_of_photo = {target}.share_of_photo()",
-    "blur_box": "blurry = {target}.is_blurry()\nbackground_blurry = ImagePatch(image).is_blurry(background=True)",
     "ground": "found = ImagePatch(image).find({ground_noun!r})\nfinal_answer = {select} if found else None",
 }
 
