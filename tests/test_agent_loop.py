@@ -380,7 +380,7 @@ def test_grounding_to_the_whole_image_after_finding_nothing_is_no_box(photo):
 
 def test_vipergpt_answer_glued_from_simple_query_replies_is_the_replies(embedded_toolbox, sandbox, photo, monkeypatch):
     # the 1.5B's program for a question like "What are the two players wearing?" glued its replies onto the question's words
-    def simple_query(self, image, question):  # the describe LLM's reply, fixed
+    def simple_query(self, image, question, box=None, photo_size=None):  # the describe LLM's reply, fixed
         self._record("simple_query", {"question": question}, Answer(text="suit", source="test"), 0.0)
         return Answer(text="suit", source="test")
 

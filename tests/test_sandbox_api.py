@@ -56,7 +56,7 @@ class FakeToolbox:
         self.calls.append(("depth", original.size, box.to_list()))
         return box.x1 / 100.0
 
-    def simple_query(self, image: Image.Image, question: str) -> Answer:
+    def simple_query(self, image: Image.Image, question: str, box: Box | None = None, photo_size: Any = None) -> Answer:
         self.calls.append(("simple_query", image.size, question))
         return Answer(f"{question} -> {image.size[0]}x{image.size[1]} mean {_mean(image)}", "fake")
 
@@ -299,7 +299,7 @@ def test_timeout_restarts_the_child_and_the_next_program_works(fake: FakeToolbox
 
 def test_tool_time_does_not_count_against_the_program_timeout(picture: str) -> None:
     class SlowToolbox(FakeToolbox):
-        def simple_query(self, image: Image.Image, question: str) -> Answer:
+        def simple_query(self, image: Image.Image, question: str, box: Box | None = None, photo_size: Any = None) -> Answer:
             time.sleep(0.3)
             return Answer("slow", "fake")
 
@@ -398,7 +398,7 @@ def test_real_toolbox_finds_objects_through_the_sandbox(photo) -> None:
 
 
 class _YesNoToolbox(FakeToolbox):
-    def simple_query(self, image: Image.Image, question: str) -> Answer:
+    def simple_query(self, image: Image.Image, question: str, box: Box | None = None, photo_size: Any = None) -> Answer:
         self.calls.append(("simple_query", image.size, question))
         return Answer("no" if "modern" in question else "yes", "fake")
 
