@@ -19,6 +19,7 @@ Kinds:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -637,6 +638,7 @@ _PLACE_LEAD = {"on", "to", "at", "in", "towards", "toward", "the", "a", "an", "m
                "placed", "positioned", "standing", "sitting", "lying", "found", "shown", "seen", "parked"}
 
 
+@functools.cache
 def _frame_words() -> frozenset[str]:
     return photo_nouns() | _FRAME_ONLY
 

@@ -63,8 +63,7 @@ def build_controller(cfg: HydraConfig, checkpoint: str | None = None) -> Any:
     ships (:func:`~hydra_vr.controller.checkpoint.shipped_checkpoint`), else the planner-probability policy."""
     from hydra_vr.controller import PlannerProbabilityController, default_controller_registry
 
-    if cfg.agent.mode == "full" and not checkpoint:
-        checkpoint = controller_checkpoint(cfg, None)
+    checkpoint = controller_checkpoint(cfg, checkpoint)
     if checkpoint:
         return default_controller_registry().create("dqn", checkpoint=checkpoint, config=cfg)
     return PlannerProbabilityController()

@@ -22,7 +22,7 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
 from hydra_vr.api.colors import is_color_name
 from hydra_vr.api.tools import search_settles
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.question.frame import QuestionFrame, asked_focus
+from hydra_vr.question.frame import FocusAsked, QuestionFrame, asked_focus
 
 
 @dataclass(frozen=True)
@@ -153,28 +153,33 @@ def parse_focus_property(name: str, prop: str) -> tuple[str, str] | None:
     return (asked.region, dict(asked.claims)["yes"]) if asked is not None else None
 
 
+def _measured_pole(ev: Evidence, frame: QuestionFrame) -> tuple[FocusAsked, str, int] | None:
+    """(what the question asks of focus, the pole every focus measure of its region gives, how many measures), or
+    None when it asks nothing of focus, nothing measured that region, or the measures disagree."""
+    asked = frame.focus
+    measured = focus_measures(ev.calls, asked.region) if asked is not None else []
+    return (asked, measured[0], len(measured)) if asked is not None and len(set(measured)) == 1 else None
+
+
 def _against_focus(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
     """A sharp or blurry answer that every focus measurement of the region asked about contradicts (a program
     that measured the background blurry, then named its variable the other way round and answered "sharp")."""
     assert frame is not None
-    asked = frame.focus
-    claim = asked.claim(answer) if asked is not None else None
-    if asked is None or claim is None:
+    measured = _measured_pole(ev, frame)
+    if measured is None:
         return None
-    measured = focus_measures(ev.calls, asked.region)
-    if not measured or len(set(measured)) != 1 or measured[0] == claim:
+    asked, pole, n = measured
+    claim = asked.claim(answer)
+    if claim is None or claim == pole:
         return None
-    return (f"{answer!r} says the {asked.region} is {claim}, but is_blurry measured it {measured[0]} "
-            f"({len(measured)} measure(s)); answer from that measurement")
+    return (f"{answer!r} says the {asked.region} is {claim}, but is_blurry measured it {pole} "
+            f"({n} measure(s)); answer from that measurement")
 
 
 def _focus_answer(ev: Evidence, frame: QuestionFrame) -> str | None:
     """The answer whose pole every focus measure of the asked region gives, or None."""
-    asked = frame.focus
-    measured = focus_measures(ev.calls, asked.region) if asked is not None else []
-    if asked is None or not measured or len(set(measured)) != 1:
-        return None
-    return next((answer for answer, pole in asked.claims if pole == measured[0]), None)
+    measured = _measured_pole(ev, frame)
+    return next((answer for answer, pole in measured[0].claims if pole == measured[1]), None) if measured else None
 
 
 def _options_dropped(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
@@ -389,9 +394,14 @@ def collecting() -> Iterator[list[Firing]]:
         _FIRED.reset(token)
 
 
+def _active(check: Check, kind: str) -> bool:
+    """Whether ``check`` runs on an answer of type ``kind``: it applies to it and is not switched off."""
+    return check.name not in _DISABLED.get() and check.applies(kind)
+
+
 def _fire(check: Check, kind: str, answer: str, evidence: Evidence, frame: QuestionFrame | None) -> str | None:
     """Run ``check`` unless it is switched off or does not apply to ``kind``; record its refusal, if any."""
-    if check.name in _DISABLED.get() or not check.applies(kind):
+    if not _active(check, kind):
         return None
     reason = check.test(evidence, frame, answer)
     if reason and (fired := _FIRED.get()) is not None:
@@ -431,7 +441,7 @@ def measured_answer(frame: QuestionFrame, calls: Sequence[Any]) -> tuple[str, st
     """(answer, check) the evidence itself gives: the first check, switched on and applying to the question, whose
     ``measured`` knows one ("blurry" where every focus measure of the background said so); None otherwise."""
     for check in ANSWER_CHECKS:
-        if check.measured is None or check.name in _DISABLED.get() or not check.applies(frame.kind):
+        if check.measured is None or not _active(check, frame.kind):
             continue
         answer = check.measured(Evidence(calls), frame)
         if answer is not None:

@@ -14,7 +14,6 @@ photo's border) or things find() locates; otherwise the backend answers as befor
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,15 +24,11 @@ from PIL import Image
 
 from hydra_vr.answer_types import expected_type
 from hydra_vr.api.names import expression_names
-from hydra_vr.lexicon.words import BACKGROUND_WORDS, FOCUS_ONLY, FOCUS_POLES, photo_nouns
+from hydra_vr.lexicon.words import BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, photo_nouns
 
 LookFor = Callable[[Image.Image, str], tuple[list[Any], dict[str, Any]]]
 
-_POLES = FOCUS_POLES  # the focus vocabulary is the lexicon's (``lexicon.words``)
-_FOCUS_ONLY = FOCUS_ONLY
-_POLE_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _POLES), key=len, reverse=True)) + r")\b")
-# a question about the backdrop, or about what lies behind the subject ("the hills behind her")
-_BACKGROUND = re.compile(r"\b(" + "|".join(map(re.escape, BACKGROUND_WORDS)) + r")\b")
+# The focus vocabulary and the background words are the lexicon's (``lexicon.words``), which the question frame reads too.
 
 GRID = 8
 SIDE = 512  # the photo is measured at this longer side, so tiles mean the same at any resolution
@@ -174,17 +169,17 @@ def answer_focus(look_for: LookFor, image: Image.Image, question: str) -> tuple[
     """(answer, evidence) for a focus question about the whole photo ``image``, else None: a choice between
     a sharp and a blurry word ("sharp or blurry?"), or a yes/no naming one ("Is the background blurry?")."""
     q = question.lower()
-    if _POLE_WORDS.search(q) is None:  # every simple_query passes here: most ask nothing of focus
+    if FOCUS_WORDS.search(q) is None:  # every simple_query passes here: most ask nothing of focus
         return None
     spec = expected_type(question)
     if spec.kind == "choice":
-        poles = {o: _POLES.get(o) for o in spec.options}
+        poles = {o: FOCUS_POLES.get(o) for o in spec.options}
         if set(poles.values()) != {"sharp", "blurry"}:
             return None
     elif spec.kind == "yesno":
-        words = {m.group(1) for m in _POLE_WORDS.finditer(q)}
-        said = {_POLES[w] for w in words}
-        if len(said) != 1 or not words & _FOCUS_ONLY:
+        words = {m.group(1) for m in FOCUS_WORDS.finditer(q)}
+        said = {FOCUS_POLES[w] for w in words}
+        if len(said) != 1 or not words & FOCUS_ONLY:
             return None
     else:
         return None
@@ -198,9 +193,9 @@ def answer_focus(look_for: LookFor, image: Image.Image, question: str) -> tuple[
 
 
 def _region_focus(look_for: LookFor, image: Image.Image, question: str) -> Focus | None:
-    if _BACKGROUND.search(question):
+    if BACKGROUND.search(question):
         return background_focus(image)
-    rest = _POLE_WORDS.sub(" ", question)
+    rest = FOCUS_WORDS.sub(" ", question)
     names = expression_names(rest)
     for name in names:
         if name.endswith(" region") or name in photo_nouns():
@@ -211,8 +206,6 @@ def _region_focus(look_for: LookFor, image: Image.Image, question: str) -> Focus
     if names and all(n in photo_nouns() or n.endswith(" region") for n in names):
         return patch_focus(image)  # "Is the photo blurry?": the photo itself, sharp if any part of it is
     return None
-
-
 
 
 __all__ = ["Focus", "answer_focus", "background_focus", "boxes_focus", "detail_tiles", "patch_focus"]

@@ -33,10 +33,9 @@ EVAL_HELP = (  # one paragraph per line: the help renderer re-wraps lines, it do
 def _check_agent_config(cfg: Any, controller: Path | None) -> str | None:
     """Refuse an unknown strategy, bad strategy options, or mode full without a checkpoint before any sample runs;
     return the checkpoint the run uses (``--controller``, else in mode full the one the package ships)."""
+    from hydra_vr.agent.strategy import StrategyConfigError, build_strategy, check_sections
     from hydra_vr.config import ConfigError
     from hydra_vr.factory import controller_checkpoint
-
-    from hydra_vr.agent.strategy import StrategyConfigError, build_strategy, check_sections
 
     try:
         check_sections(dict(cfg.agent.model_extra or {}))

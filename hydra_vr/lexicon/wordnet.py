@@ -167,8 +167,6 @@ def word_is_a(word: str, category: str) -> bool:
     return any(is_a(s, category) for s in wordnet().synsets(_key(word), "n"))
 
 
-
-
 def _member_of(synset: Any, group: Any) -> bool:
     """Whether ``synset`` or a kind it is belongs to ``group`` (a woman is a person, a member of people)."""
     return any(group in a.member_holonyms() for a in _ancestors(synset))

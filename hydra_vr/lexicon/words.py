@@ -8,6 +8,7 @@ classes are the ones WordNet has no node for.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 # Nouns that name no thing in particular: a search for "objects" is not a search for a dog, although every dog is
@@ -38,20 +39,16 @@ def one_of(word: str, nouns: frozenset[str]) -> bool:
     return w in nouns or any(base in nouns for base in wordnet()._morphy(w, "n"))
 
 
-def is_generic(word: str) -> bool:
-    """Whether ``word`` (singular or plural) names no thing in particular (:data:`GENERIC_NOUNS`)."""
-    return one_of(word, GENERIC_NOUNS)
-
-
 # Words of focus, by the pole they name. "sharp", "clear", "crisp" and "fuzzy" name a knife's edge, a glass, a cat's fur
 # as well: alone (not set against the other pole) they are not read as focus; FOCUS_ONLY are.
-SHARP_WORDS = ("in focus", "focused", "sharp", "crisp", "clear")
-BLURRY_WORDS = ("out of focus", "unfocused", "blurry", "blurred", "blur", "fuzzy", "bokeh")
-FOCUS_POLES = {**{w: "sharp" for w in SHARP_WORDS}, **{w: "blurry" for w in BLURRY_WORDS}}
+_SHARP = ("in focus", "focused", "sharp", "crisp", "clear")
+_BLURRY = ("out of focus", "unfocused", "blurry", "blurred", "blur", "fuzzy", "bokeh")
+FOCUS_POLES = {**{w: "sharp" for w in _SHARP}, **{w: "blurry" for w in _BLURRY}}
 FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
+# Any focus word in a text, the longest first, so that "out of focus" is read whole.
+FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), key=len, reverse=True)) + r")\b")
 # What lies behind the subject: a question about these asks about the photo's background.
-BACKGROUND_WORDS = ("background", "backdrop", "behind", "distance", "far away", "crowd")
+BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
 
 
-__all__ = ["BACKGROUND_WORDS", "BLURRY_WORDS", "FOCUS_ONLY", "FOCUS_POLES", "GENERIC_NOUNS", "REGION_NOUNS",
-           "SHARP_WORDS", "is_generic", "one_of", "photo_nouns"]
+__all__ = ["BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "REGION_NOUNS", "one_of", "photo_nouns"]

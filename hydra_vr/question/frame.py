@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from hydra_vr import answer_types as at
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.lexicon.words import BACKGROUND_WORDS, FOCUS_ONLY, FOCUS_POLES, GENERIC_NOUNS, REGION_NOUNS, photo_nouns
+from hydra_vr.lexicon.words import BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, REGION_NOUNS, photo_nouns
 
 # Words that ask which kind ("what kind of bird"): the noun after "of" is the category.
 _KIND_WORDS = ("kind", "type", "sort", "species", "breed", "variety", "make", "model", "brand")
@@ -31,7 +31,7 @@ _NOT_KINDS = frozenset({"one", "kind", "type", "sort", "color", "colour", "shape
 
 
 def _no_category(phrase: str) -> bool:
-    return phrase in _NOT_KINDS or phrase in GENERIC_NOUNS | REGION_NOUNS or phrase in photo_nouns()
+    return phrase in _NOT_KINDS or phrase in GENERIC_NOUNS or phrase in REGION_NOUNS or phrase in photo_nouns()
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,6 @@ class FocusAsked:
         return dict(self.claims).get(answer)
 
 
-_FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), key=len, reverse=True)) + r")\b")
-_BACKGROUND = re.compile(r"\b(" + "|".join(map(re.escape, BACKGROUND_WORDS)) + r")\b")
-
-
 def asked_focus(text: str, spec: at.AnswerSpec) -> FocusAsked | None:
     """The :class:`FocusAsked` of a choice between a sharp and a blurry word, or of a yes/no that names one pole
     with a word of focus only ("blurry", "in focus"; not "sharp" alone, which a knife is); None otherwise, and for
@@ -62,7 +58,7 @@ def asked_focus(text: str, spec: at.AnswerSpec) -> FocusAsked | None:
             return None
         claims = tuple((o, p) for o, p in poles if p is not None)
     elif spec.kind == "yesno":
-        said = _FOCUS_WORDS.findall(low)
+        said = FOCUS_WORDS.findall(low)
         poles = {FOCUS_POLES[w] for w in said}
         if len(poles) != 1 or not set(said) & FOCUS_ONLY or _NEGATION.search(low):
             return None
@@ -70,8 +66,8 @@ def asked_focus(text: str, spec: at.AnswerSpec) -> FocusAsked | None:
         claims = (("yes", pole), ("no", "sharp" if pole == "blurry" else "blurry"))
     else:
         return None
-    words = set(_words(_FOCUS_WORDS.sub(" ", low)))
-    region = ("background" if _BACKGROUND.search(low) else
+    words = set(_words(FOCUS_WORDS.sub(" ", low)))
+    region = ("background" if BACKGROUND.search(low) else
               "photo" if words & photo_nouns() and not words - photo_nouns() - _FOCUS_FRAME else "thing")
     return FocusAsked(region, claims)
 
