@@ -399,7 +399,7 @@ def test_the_whole_question_option_stands_beside_the_planners_until_it_has_run(e
 
     script = RoleScript(
         planner=[plan("Find the mugs", "Ask what is on the saucer", "Find the spoon"), plan("Find the spoon")],
-        reasoner=[code('mugs = ImagePatch(image).find("cup")\nfinal_answer = str(len(mugs))'),
+        reasoner=[code('mugs = ImagePatch(image).find("cup")\nfinal_answer = "mugs"'),  # no count: the loop goes on
                   code('spoons = ImagePatch(image).find("spoon")\nfinal_answer = str(len(spoons))')],
         summarizer=[decide("continue"), decide("answer", "1")],
     )
@@ -409,7 +409,9 @@ def test_the_whole_question_option_stands_beside_the_planners_until_it_has_run(e
     # N = 3: the whole question, then the planner's two most probable, scaled to the remaining 0.4
     assert [o.instruction for o in first.options] == [WHOLE_QUERY, "Find the mugs", "Ask what is on the saucer"]
     assert [o.probability for o in first.options] == pytest.approx([0.6, 0.4 * 3 / 5, 0.4 * 2 / 5])
-    assert first.instruction == WHOLE_QUERY and WHOLE_QUERY in script.seen["reasoner"][0]
+    # written with the one-program prompt, as --strategy vipergpt writes it, not as a step of the loop
+    assert first.instruction == WHOLE_QUERY and "answers the query completely" in script.seen["reasoner"][0]
+    assert WHOLE_QUERY not in script.seen["reasoner"][0] and first.guess is None and first.decision == "continue"
     assert [o.instruction for o in second.options] == ["Find the spoon"]  # run once, not offered again
     # off by default, and never the only option of mode no_sampling (N = 1) or beside a planner with none
     options = [Option("Find the mugs", 0.7), Option("Ask about the saucer", 0.3)]
@@ -422,3 +424,22 @@ def test_the_whole_question_share_is_checked():
 
     with pytest.raises(StrategyConfigError, match="whole_query"):
         build_strategy("hydra", {"whole_query": 1.5})
+
+
+def test_a_typed_answer_to_the_whole_question_ends_the_episode_without_the_summarizer(embedded_toolbox, sandbox, photo):
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    script = RoleScript(planner=[plan("Find the mugs")],
+                        reasoner=[code('cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))')])
+    agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, hydra={"whole_query": 0.5})
+    result = agent.run(str(photo("coffee")), "How many mugs can you count?")
+    assert len(result.steps) == 1 and result.steps[0].instruction == WHOLE_QUERY and result.steps[0].decision == "answer"
+    assert result.answer == result.steps[0].guess and result.answer_source == "program"
+    assert not script.seen.get("summarizer")  # never asked: it would only re-derive the program's answer
+
+    # a step for part of the question still goes to the summarizer
+    script = RoleScript(planner=[plan("Find the mugs")], summarizer=[decide("answer", "2")],
+                        reasoner=[code('cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))')])
+    result = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3).run(
+        str(photo("coffee")), "How many mugs can you count?")
+    assert result.answer_source == "summarizer" and len(script.seen["summarizer"]) == 1

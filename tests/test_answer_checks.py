@@ -72,6 +72,25 @@ def test_a_literal_box_that_a_find_returned_is_kept() -> None:
     assert checks.run_checks("box", "[100.0, 100.0, 200.0, 200.0]", evidence) is None
 
 
+@pytest.mark.parametrize(("code", "calls", "refused"), [
+    ("image_patch = ImagePatch(image)\nfinal_answer = 'upward'", [], True),  # written down, nothing looked
+    ("final_answer = 4", [], True),
+    ("final_answer = 'upward'", [_query("Does the vane point upward or downward?", "upward")], False),  # a tool looked
+    ("if len(kites) > 2:\n    final_answer = 'yes'\nelse:\n    final_answer = 'no'", [], False),  # from earlier variables
+    ("final_answer = kites[0].simple_query('Which way?')", [], False),
+    ("final_answer = 'up'\nif kites:\n    final_answer = 'down'", [], False),
+])
+def test_an_answer_the_program_wrote_without_any_tool_is_refused(code: str, calls: list, refused: bool) -> None:
+    frame = parse("Does the weather vane point upward or downward?")
+    answer = "4" if code == "final_answer = 4" else "upward"
+    kind_frame = parse("How many gulls sit on the roof?") if answer == "4" else frame
+    with checks.collecting() as fired:
+        reason = checks.check_answer(kind_frame, answer, calls, code)
+    assert (reason is not None) is refused
+    assert [f.check for f in fired] == (["literal_answer"] if refused else [])
+    assert checks.check_answer(frame, "upward", [], "") is None  # no code (the summarizer's answer): not this check's
+
+
 def test_config_names_the_checks_to_switch_off() -> None:
     cfg = load_config("default", ["answers.disable=[miscount, literal_box]"])
     assert cfg.answers.disable == ["miscount", "literal_box"]

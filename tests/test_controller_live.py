@@ -148,3 +148,29 @@ def test_recorder_reuses_the_outcome_of_a_program_the_step_already_ran(embedded_
     assert crop.decision == "answer" and crop.answer == "white"
     # step 1: the chosen option and "Crop ..." were summarized, "Locate the cup" was not; then step 2's one option
     assert len(decided) == 3
+
+
+def test_recorder_ends_the_whole_question_option_on_its_programs_typed_answer(embedded_toolbox, sandboxes, sample):
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    decided: list[str] = []
+
+    def reply(messages) -> str:
+        system, user = messages[0].content, messages[-1].content
+        if "You write short Python programs" in system and "answers the query completely" in user:  # the one-program prompt
+            return '```python\ncups = ImagePatch(image).find("cup")\nfinal_answer = cups[0].best_text_match(["white", "black"])\n```'
+        if "You decide whether" in system:
+            decided.append(user)
+        return _reply(messages)
+
+    agent = HydraAgent(AgentConfig(mode="full", num_options=3, max_steps=3, max_replans=1, hydra={"whole_query": 0.5}),
+                       ScriptedChat(rule=reply), embedded_toolbox, sandboxes[0])
+    recorder = EpisodeRecorder(agent, ObservationEncoder(HashEmbedder(), 3), explore="all", side_runner=sandboxes[1])
+    episode = RecordedEpisode.from_dict(json.loads(json.dumps(recorder.record(sample, "user").to_dict())))
+    first = episode.steps[0]
+    options = [o.instruction for o in first.executed.options]
+    assert options == [WHOLE_QUERY, *OPTIONS[:2]]
+    whole = first.outcomes[0]
+    assert (whole.recorded, whole.decision, whole.answer, whole.final, whole.metric) == (True, "answer", "white", True, 1.0)
+    # summarized: the two planner options only (whichever was chosen), never the whole question's program
+    assert len(decided) == 2 and not any("answers the query completely" in d for d in decided)

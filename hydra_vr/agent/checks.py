@@ -10,6 +10,7 @@ so reports can say how often each check fired and how accurate the answers it to
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import contextvars
 import re
@@ -339,6 +340,28 @@ def _literal_box(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str 
             "thing the expression names (or a colour region of it) and return one of those patches")
 
 
+def _written_answer(code: str) -> bool:
+    """Whether every assignment to final_answer in ``code`` is an unconditional top-level literal
+    (``final_answer = 'left'``): the program's answer does not depend on anything it ran."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    top = [n for n in tree.body if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "final_answer" for t in n.targets)]
+    every = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+             and any(getattr(t, "id", None) == "final_answer" for t in getattr(n, "targets", [getattr(n, "target", None)]))]
+    return bool(top) and len(top) == len(every) and all(isinstance(n.value, ast.Constant) for n in top)
+
+
+def _literal_answer(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    """An answer the program wrote down as a literal, with no tool call at all, is the reasoner's guess: nothing
+    looked at the photo. Only where the program's code is known (a step's own answer)."""
+    if ev.calls or not ev.code or not _written_answer(ev.code):
+        return None
+    return ("the program wrote final_answer as a literal without calling any tool, so nothing looked at the photo: "
+            "call the ImagePatch operations that find or measure what the question asks and answer from their results")
+
+
 ANSWER_CHECKS: tuple[Check, ...] = (
     Check("unfounded_negative", "a 0, no or yes that rests only on a find() no tool could do",
           frozenset({"number", "yesno"}), _unfounded_negative),
@@ -357,6 +380,8 @@ ANSWER_CHECKS: tuple[Check, ...] = (
           _place_from_depth),
     Check("knowledge_dropped", "a knowledge question answered by a simple_query without its knowledge word",
           frozenset({"yesno", "choice", "number", "color", "open"}), _knowledge_dropped),
+    Check("literal_answer", "a step's answer written as a literal by a program that called no tool",
+          frozenset({"yesno", "choice", "number", "color", "open"}), _literal_answer),
     Check("literal_box", "a grounding box built from numbers no tool returned", frozenset({"box"}), _literal_box),
 )
 

@@ -33,7 +33,7 @@ from hydra_vr.eval.sample_eval import AgentSpec
 
 from hydra_vr.agent.loop import HydraAgent
 from hydra_vr.agent.step import EpisodeState
-from hydra_vr.agent.strategies.hydra import execute
+from hydra_vr.agent.strategies.hydra import answered_whole, execute
 from hydra_vr.agent.strategy import Episode
 from hydra_vr.agent.types import EpisodeResult, Option, StepTrace
 from hydra_vr.controller.base import REPLAN, Controller, ControllerState
@@ -169,7 +169,7 @@ class EpisodeRecorder:
             return seen[out.code]
         if task == "grounding":
             decision, answer = ("answer" if out.boxes else "continue"), None
-        elif agent.max_steps == 1:
+        elif agent.max_steps == 1 or answered_whole(instruction, out):  # as the loop decides
             decision, answer = "answer", out.guess
         else:
             bank.add(MemoryEntry(len(bank.entries) + 1, instruction, out.code, out.observation,

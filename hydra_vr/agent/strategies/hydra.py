@@ -15,7 +15,7 @@ from pydantic import Field
 
 from hydra_vr.agent.checks import check_answer
 from hydra_vr.agent.roles import Planner, Summarizer, fallback_program
-from hydra_vr.agent.step import covers_image, image_size, result_dict, run_step
+from hydra_vr.agent.step import StepOutcome, covers_image, image_size, result_dict, run_step
 from hydra_vr.agent.strategies.common import fallback_box, typed_fallback
 from hydra_vr.agent.strategy import Episode, StrategyOptions
 from hydra_vr.agent.types import Option, StepTrace
@@ -99,6 +99,8 @@ class HydraStrategy:
                     decision = "answer"
             elif max_steps == 1:
                 decision, answer = "answer", out.guess
+            elif answered_whole(instruction, out):
+                decision = "answer"  # the summarizer would only re-derive what the program answered
             else:
                 d = summarizer.decide(query, memory.render(), spec)
                 decision, answer = d.kind, d.answer
@@ -139,14 +141,32 @@ class HydraStrategy:
 
 
 def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: str, memory: StateMemoryBank):  # noqa: ANN201
-    """The shared step for one HYDRA instruction (also what the recorder runs for unchosen options)."""
+    """The shared step for one HYDRA instruction (also what the recorder runs for unchosen options).
+
+    :data:`WHOLE_QUERY` is written with the one-program prompt (``--strategy vipergpt``'s), which holds the task's
+    own ending and examples of whole questions; the step prompt is written for parts of one."""
+    if is_whole_query(instruction):
+        def write(previous: str, error: str) -> str:
+            return reasoner.write_whole_program(episode.query, previous_code=previous, error=error)  # type: ignore[attr-defined]
+    else:
+        def write(previous: str, error: str) -> str:
+            return reasoner.write(episode.query, instruction, memory.render(), memory.variables_text(),  # type: ignore[attr-defined]
+                                  previous_code=previous, error=error)
     return run_step(
-        ctx.runner, episode.image_path,
-        lambda previous, error: reasoner.write(episode.query, instruction, memory.render(), memory.variables_text(),  # type: ignore[attr-defined]
-                                               previous_code=previous, error=error),
+        ctx.runner, episode.image_path, write,
         task=episode.task, frame=episode.frame, max_retries=ctx.config.max_code_retries,
         fallback_code=fallback_program(episode.query, episode.task), earlier=memory.entries,
         expression=episode.query if episode.task == "grounding" else None)
+
+
+def is_whole_query(instruction: str) -> bool:
+    return _instruction_key(instruction) == _instruction_key(WHOLE_QUERY)
+
+
+def answered_whole(instruction: str, out: StepOutcome) -> bool:
+    """Whether a :data:`WHOLE_QUERY` step's own program (not the fallback query) gave a typed answer no check
+    refused: the episode's answer, without asking the summarizer."""
+    return is_whole_query(instruction) and out.guess is not None and bool(out.attempts) and not out.attempts[-1].fallback
 
 
 def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: StateMemoryBank, calls: list | None = None) -> None:
@@ -190,7 +210,7 @@ def with_whole_query(options: list[Option], share: float, n: int) -> list[Option
     no_sampling) or the planner has no option (a planner that answers from memory is not overruled)."""
     if share <= 0 or n < 2 or not options:
         return options
-    theirs = [o for o in options if _instruction_key(o.instruction) != _instruction_key(WHOLE_QUERY)]
+    theirs = [o for o in options if not is_whole_query(o.instruction)]
     while len(theirs) > n - 1:
         theirs.remove(min(theirs, key=lambda o: o.probability))
     total = sum(o.probability for o in theirs) or 1.0
