@@ -403,12 +403,12 @@ def test_the_whole_question_option_stands_beside_the_planners_until_it_has_run(e
                   code('spoons = ImagePatch(image).find("spoon")\nfinal_answer = str(len(spoons))')],
         summarizer=[decide("continue"), decide("answer", "1")],
     )
-    agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, hydra={"whole_query": 0.6})
+    agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, hydra={"whole_query": 0.4})
     result = agent.run(str(photo("coffee")), "How many mugs can you count?")
     first, second = result.steps[0], result.steps[1]
-    # N = 3: the whole question, then the planner's two most probable, scaled to the remaining 0.4
+    # N = 3: the whole question, then the planner's two most probable, scaled to the remaining 0.6
     assert [o.instruction for o in first.options] == [WHOLE_QUERY, "Find the mugs", "Ask what is on the saucer"]
-    assert [o.probability for o in first.options] == pytest.approx([0.6, 0.4 * 3 / 5, 0.4 * 2 / 5])
+    assert [o.probability for o in first.options] == pytest.approx([0.4, 0.6 * 3 / 5, 0.6 * 2 / 5])
     # written with the one-program prompt, as --strategy vipergpt writes it, not as a step of the loop
     assert first.instruction == WHOLE_QUERY and "answers the query completely" in script.seen["reasoner"][0]
     assert WHOLE_QUERY not in script.seen["reasoner"][0] and first.guess is None and first.decision == "continue"
@@ -427,7 +427,9 @@ def test_the_whole_question_share_is_checked():
 
 
 def test_a_typed_answer_to_the_whole_question_ends_the_episode_without_the_summarizer(embedded_toolbox, sandbox, photo):
-    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY, picks_whole_regardless
+    from hydra_vr.agent.types import Option
+    from hydra_vr.controller.base import PlannerProbabilityController, RandomController
 
     script = RoleScript(planner=[plan("Find the mugs")],
                         reasoner=[code('cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))')])
@@ -436,6 +438,11 @@ def test_a_typed_answer_to_the_whole_question_ends_the_episode_without_the_summa
     assert len(result.steps) == 1 and result.steps[0].instruction == WHOLE_QUERY and result.steps[0].decision == "answer"
     assert result.answer == result.steps[0].guess and result.answer_source == "program"
     assert not script.seen.get("summarizer")  # never asked: it would only re-derive the program's answer
+    # at 0.5 the planner-probability policy picks the whole question whatever the planner says: it is not asked
+    assert not script.seen.get("planner") and result.steps[0].options == [Option(WHOLE_QUERY, 0.5)]
+    # a learnt or wrapped controller always sees the planner's options
+    assert not picks_whole_regardless(RandomController(0), 0.9, []) and not picks_whole_regardless(
+        PlannerProbabilityController(), 0.5, [WHOLE_QUERY])
 
     # a step for part of the question still goes to the summarizer
     script = RoleScript(planner=[plan("Find the mugs")], summarizer=[decide("answer", "2")],

@@ -20,7 +20,7 @@ from hydra_vr.agent.strategies.common import fallback_box, typed_fallback
 from hydra_vr.agent.strategy import Episode, StrategyOptions
 from hydra_vr.agent.types import Option, StepTrace
 from hydra_vr.api.placement import pick, placement
-from hydra_vr.controller.base import REPLAN, ControllerState
+from hydra_vr.controller.base import REPLAN, ControllerState, PlannerProbabilityController
 from hydra_vr.llm.wrapper import usage_since, usage_snapshot
 from hydra_vr.memory import MemoryEntry, StateMemoryBank
 
@@ -38,7 +38,9 @@ class HydraOptions(StrategyOptions):
     ``whole_query``: the probability given to one more option, :data:`WHOLE_QUERY`, beside the planner's (whose
     probabilities are scaled by the rest); 0 leaves the planner's options alone. The planner almost never offers
     the whole question as a step (3 of 51 recorded easy-vqa episodes), so without it neither controller can pick
-    what one program (``--strategy vipergpt``) does. Offered until it has run once.
+    what one program (``--strategy vipergpt``) does. Offered until it has run once; written with the one-program
+    prompt, and its program's typed answer ends the episode (:func:`answered_whole`). At 0.5 or more mode ``no_rl``
+    picks it first without asking the planner (:func:`picks_whole_regardless`).
     """
 
     whole_query: float = Field(0.0, ge=0.0, lt=1.0)
@@ -185,6 +187,8 @@ def choose(ctx: HydraAgent, planner: Planner, state: ControllerState,
            whole_query: float = 0.0) -> tuple[list[Option], int, int, str | None]:
     """Ask the planner, let the controller pick; REPLAN re-asks (bounded), then falls back. ``whole_query``: the
     probability of the :data:`WHOLE_QUERY` option (:class:`HydraOptions`)."""
+    if picks_whole_regardless(ctx.controller, whole_query, state.history):
+        return [Option(WHOLE_QUERY, whole_query)], 0, 0, None
     replans = 0
     while True:
         plan = planner.propose(state.query, state.memory_text, temperature=0.0 if replans == 0 else 0.7)
@@ -202,6 +206,15 @@ def choose(ctx: HydraAgent, planner: Planner, state: ControllerState,
         if choice == REPLAN or not 0 <= choice < len(options):
             choice = max(range(len(options)), key=lambda i: options[i].probability)
         return options, choice, replans, plan.direct_answer
+
+
+def picks_whole_regardless(controller: object, share: float, history: list[str]) -> bool:
+    """Whether the controller picks :data:`WHOLE_QUERY` whatever the planner proposes, so the planner is not asked
+    (a call of 10-20 s on a 2-core CPU): the planner-probability policy (mode ``no_rl``) with ``share`` >= 0.5 (the
+    planner's options share the rest; ties go to the whole question, listed first), before it has run. A wrapped
+    or learnt controller (the recorder's, the DQN) always sees the planner's options."""
+    return (type(controller) is PlannerProbabilityController and share >= 0.5
+            and not any(is_whole_query(h) for h in history))
 
 
 def with_whole_query(options: list[Option], share: float, n: int) -> list[Option]:
