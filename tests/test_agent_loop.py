@@ -450,3 +450,17 @@ def test_a_typed_answer_to_the_whole_question_ends_the_episode_without_the_summa
     result = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3).run(
         str(photo("coffee")), "How many mugs can you count?")
     assert result.answer_source == "summarizer" and len(script.seen["summarizer"]) == 1
+
+
+def test_a_failed_whole_question_program_leaves_the_question_to_the_next_step(embedded_toolbox, sandbox, photo):
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    broken = code("final_answer = len(saucers)")  # a NameError, written twice: not run a third time
+    script = RoleScript(planner=[plan("Find the mugs")], summarizer=[decide("continue"), decide("answer", "1")],
+                        reasoner=[broken, broken, code('cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))')])
+    agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, hydra={"whole_query": 0.5})
+    result = agent.run(str(photo("coffee")), "How many mugs can you count?")
+    first = result.steps[0]
+    assert first.instruction == WHOLE_QUERY and first.guess is None and first.decision == "continue"
+    assert not any(a.fallback for a in first.attempts)  # no whole-image query stood in for the program
+    assert [s.instruction for s in result.steps] == [WHOLE_QUERY, "Find the mugs"] and result.answer == "1"

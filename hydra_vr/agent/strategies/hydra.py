@@ -147,17 +147,21 @@ def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: st
 
     :data:`WHOLE_QUERY` is written with the one-program prompt (``--strategy vipergpt``'s), which holds the task's
     own ending and examples of whole questions; the step prompt is written for parts of one."""
-    if is_whole_query(instruction):
+    whole = is_whole_query(instruction)
+    if whole:
         def write(previous: str, error: str) -> str:
             return reasoner.write_whole_program(episode.query, previous_code=previous, error=error)  # type: ignore[attr-defined]
     else:
         def write(previous: str, error: str) -> str:
             return reasoner.write(episode.query, instruction, memory.render(), memory.variables_text(),  # type: ignore[attr-defined]
                                   previous_code=previous, error=error)
+    # A whole-question program that fails leaves the question to the loop's next steps, not to the whole-image
+    # query of the fallback program: the summarizer took that query's guess as the answer
+    fallback = None if whole and episode.task == "vqa" else fallback_program(episode.query, episode.task)
     return run_step(
         ctx.runner, episode.image_path, write,
         task=episode.task, frame=episode.frame, max_retries=ctx.config.max_code_retries,
-        fallback_code=fallback_program(episode.query, episode.task), earlier=memory.entries,
+        fallback_code=fallback, earlier=memory.entries,
         expression=episode.query if episode.task == "grounding" else None)
 
 
