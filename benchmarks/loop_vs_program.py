@@ -97,10 +97,10 @@ def _cost(records: list[dict[str, Any]]) -> dict[str, float]:
             "median_s": statistics.median(seconds)}
 
 
-def compare(program_run: Path, loop_run: Path) -> dict[str, Any]:
-    """The classification and the cost of both runs on the VQA questions both finished."""
+def compare(program_run: Path, loop_run: Path, only: set[str] | None = None) -> dict[str, Any]:
+    """The classification and the cost of both runs on the VQA questions both finished (of ``only``, if given)."""
     programs, loops = _records(program_run), _records(loop_run)
-    common = [i for i in programs if i in loops]
+    common = [i for i in programs if i in loops and (only is None or i in only)]
     if not common:
         raise SystemExit(f"{program_run} and {loop_run} share no finished VQA question")
     losses = [classify(programs[i], loops[i]) for i in common if _right(programs[i]) and not _right(loops[i])]
@@ -118,13 +118,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("program", type=Path, help="the one-program run folder (--strategy vipergpt)")
     parser.add_argument("loop", type=Path, help="the loop's run folder (--strategy hydra)")
     parser.add_argument("--json", type=Path, help="write the classification here")
+    parser.add_argument("--same-as", type=Path, metavar="RUN",
+                        help="only the questions this run folder finished (a before/after on the same questions)")
     parser.add_argument("--show", action="store_true", help="print each lost question's class (dev runs only: never on test)")
     args = parser.parse_args(argv)
     for run in (args.program, args.loop):
         if not (run / "results.jsonl").is_file():
             print(f"{run}: not a run folder (no results.jsonl)", file=sys.stderr)
             return 2
-    out = compare(args.program, args.loop)
+    only = set(_records(args.same_as)) if args.same_as else None
+    out = compare(args.program, args.loop, only)
     print(f"{out['common']} VQA questions in both runs: the program alone right on {out['program_only']}, "
           f"the loop alone on {out['loop_only']}")
     for name, n in out["classes"].items():

@@ -49,3 +49,5 @@ def test_each_question_the_program_alone_got_right_falls_in_one_class(tmp_path, 
     assert "the program alone right on 4, the loop alone on 1" in capsys.readouterr().out
     assert json.loads((tmp_path / "out.json").read_text())["classes"]["step_right_lost"] == 1
     assert mod.main([str(program), str(tmp_path / "missing")]) == 2
+    assert mod.compare(program, loop, {"b", "f"})["classes"]["step_right_lost"] == 1  # --same-as: these questions only
+    assert mod.compare(program, loop, {"b", "f"})["common"] == 2
