@@ -34,20 +34,16 @@ RIGHT = 0.5  # a score at or above it counts as right (VQA accuracy gives partia
 def _records(run: Path) -> dict[str, dict[str, Any]]:
     """The run's VQA records by id, re-scored with the current scorer, each with its trace loaded (or ``{}``)."""
     from hydra_vr.eval.rescore import rescore_records, run_dataset
+    from hydra_vr.eval.store import ResultsFile
 
-    rows = []
-    for line in (run / "results.jsonl").read_text().splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue  # a line a running eval has not finished writing
+    dataset = run_dataset(run)
     out = {}
-    for record in rescore_records(rows, run_dataset(run)).records:
+    for record in rescore_records(ResultsFile(run / "results.jsonl").load().records, dataset).records:
         if record.get("task", "vqa") != "vqa":
             continue
         trace_path = run / str(record.get("trace") or f"traces/{record['id']}.json")
         record["_trace"] = json.loads(trace_path.read_text()) if trace_path.is_file() else {}
-        record["_dataset"] = str(record.get("dataset") or run_dataset(run) or "")
+        record["_dataset"] = str(record.get("dataset") or dataset or "")
         out[record["id"]] = record
     return out
 
@@ -126,7 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         if not (run / "results.jsonl").is_file():
             print(f"{run}: not a run folder (no results.jsonl)", file=sys.stderr)
             return 2
-    only = set(_records(args.same_as)) if args.same_as else None
+    if args.same_as:
+        from hydra_vr.eval.store import ResultsFile
+
+        only: set[str] | None = ResultsFile(args.same_as / "results.jsonl").load().ids
+    else:
+        only = None
     out = compare(args.program, args.loop, only)
     print(f"{out['common']} VQA questions in both runs: the program alone right on {out['program_only']}, "
           f"the loop alone on {out['loop_only']}")

@@ -147,7 +147,6 @@ def run_step(
     if program is None:  # every attempt repeated an earlier step and there is no fallback
         program = ProgramResult(ok=False, error_kind="runtime", error=error)
     observation = textualize_step(program, program.calls)
-    # not given the code yet: literal_answer would refuse the scripted tests' written answers (their programs to adapt)
     guess, note = typed_guess(program, frame) if frame is not None and task == "vqa" else (None, None)
     if frame is not None and task == "vqa" and program.ok and guess != "no" and frame.kind == "yesno" and asks_anyone(frame.text):
         nobody = _nobody(program, runner, image_path)
@@ -328,9 +327,8 @@ def placed_box(program: Any, expression: str, box: Sequence[float], image_path: 
     return None
 
 
-def typed_guess(program: Any, frame: QuestionFrame, code: str = "") -> tuple[str | None, str | None]:
-    """(the program's answer in the type ``frame``'s question expects, None) or (None, why it was refused);
-    ``code``: the program's own, for the checks that read it.
+def typed_guess(program: Any, frame: QuestionFrame) -> tuple[str | None, str | None]:
+    """(the program's answer in the type ``frame``'s question expects, None) or (None, why it was refused).
 
     A failure message from the program's own else-branch ("no bus found"), a patch, an error or a
     reply of the wrong type is never a guess; the note tells the next plan to try another way.
@@ -350,7 +348,7 @@ def typed_guess(program: Any, frame: QuestionFrame, code: str = "") -> tuple[str
     value = composed_of(value, frame.text, replies) or value  # "two men wearing" + "suit" + "suit" -> suit
     typed = spec.coerce(value)
     if typed is not None:
-        refused = check_answer(frame, typed, program.calls, code)
+        refused = check_answer(frame, typed, program.calls)
         return (None, refused) if refused else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):

@@ -170,9 +170,9 @@ def is_whole_query(instruction: str) -> bool:
 
 
 def answered_whole(instruction: str, out: StepOutcome) -> bool:
-    """Whether a :data:`WHOLE_QUERY` step's own program (not the fallback query) gave a typed answer no check
-    refused: the episode's answer, without asking the summarizer."""
-    return is_whole_query(instruction) and out.guess is not None and bool(out.attempts) and not out.attempts[-1].fallback
+    """Whether a :data:`WHOLE_QUERY` step's program gave a typed answer no check refused (for a question, that step
+    runs no fallback query: :func:`execute`): the episode's answer, without asking the summarizer."""
+    return is_whole_query(instruction) and out.guess is not None
 
 
 def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: StateMemoryBank, calls: list | None = None) -> None:
