@@ -126,7 +126,7 @@ def test_program_answer_of_the_wrong_type_is_not_a_guess(toolbox_with_llm, sandb
 def test_step_limit_falls_back_to_best_typed_guess_then_simple_query(toolbox_with_llm, sandbox, photo):
     script = Script(
         planner=[plan("Count the people"), plan("Count the faces")],
-        reasoner=[code('final_answer = "4"'), code('final_answer = "not found"')],
+        reasoner=[code('people = ImagePatch(image).find("person")\nfinal_answer = "4"'), code('final_answer = "not found"')],
         summarizer=[decide("continue"), decide("continue")],
         final=[ans("many"), ans("lots")],  # never a number: refused twice
     )
@@ -427,3 +427,20 @@ def test_a_category_question_is_answered_from_the_classifier_at_the_level_asked(
     toolbox_with_llm.holder["llm"] = script2.chat
     assert image.simple_query("Which vehicle is shown?") == "a cat"
     assert len(script2.messages("describe")) == 1
+
+
+def test_an_answer_written_down_without_looking_is_refused_in_the_first_program(toolbox_with_llm, sandbox, photo):
+    script = Script(reasoner=[code('final_answer = "parked"')], describe=[ans("moving")])
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("bus")), "Is the bus moving or parked?")
+    assert result.steps[0].guess is None and "without calling any tool" in result.steps[0].feedback
+    assert (result.answer, result.answer_source) == ("moving", "fallback simple_query")
+
+
+def test_a_later_step_may_write_down_what_an_earlier_step_found(toolbox_with_llm, sandbox, photo):
+    script = Script(
+        planner=[plan("Find the bus"), plan("Answer from what the first step found")],
+        reasoner=[code('buses = ImagePatch(image).find("bus")'), code('final_answer = "parked"')],
+        summarizer=[decide("continue"), decide("answer", "parked")],
+    )
+    result = agent_for(script, toolbox_with_llm, sandbox, max_steps=2).run(str(photo("bus")), "Is the bus moving or parked?")
+    assert result.steps[1].guess == "parked" and result.answer == "parked"

@@ -36,14 +36,16 @@ FIXTURES = Path(__file__).parent / "fixtures" / "datasets"
 SKIMAGE = Path(data_dir)
 REPO = Path(__file__).resolve().parents[1]
 
-# Query -> the program the scripted reasoner writes for it (real ImagePatch calls where useful).
+# Query -> the program the scripted reasoner writes for it: real ImagePatch calls, since an answer written
+# down by a program that looked at nothing is refused (the literal_answer check).
+LOOK = 'people = ImagePatch(image).find("person")\n'
 PROGRAMS = {
     "Is there a cup to the left of the cat?": 'final_answer = bool_to_yesno(ImagePatch(image).exists("cup"))',
-    "Who is wearing the suit?": 'final_answer = "astronaut"',
-    "What color is the flag?": 'final_answer = "the white"',  # exact 0, normalised 1
-    "What sport can you use this for?": 'final_answer = "racing"',
-    "What is in the motorcyclist's mouth?": 'final_answer = "a cigarette"',
-    "What is the cat looking at?": 'final_answer = "birds"',  # maps to the wrong choice "bird"
+    "Who is wearing the suit?": LOOK + 'final_answer = "astronaut"',
+    "What color is the flag?": LOOK + 'final_answer = "the white"',  # exact 0, normalised 1
+    "What sport can you use this for?": LOOK + 'final_answer = "racing"',
+    "What is in the motorcyclist's mouth?": LOOK + 'final_answer = "a cigarette"',
+    "What is the cat looking at?": LOOK + 'final_answer = "birds"',  # maps to the wrong choice "bird"
     "man in white suit": "final_answer = ImagePatch(image).crop(100, 20, 300, 500)",
     "astronaut": 'giraffes = ImagePatch(image).find("giraffe")',  # no box: a grounding failure
     "How many people are there?": 'final_answer = str(len(ImagePatch(image).find("person")))',
@@ -254,7 +256,7 @@ def _counting_rule(seen: list[str]):
     def rule(messages):
         if "You write short Python programs" in messages[0].content:
             seen.append(re.search(r"Query: (.*)", messages[-1].content).group(1))
-            return "```python\nfinal_answer = 'no'\n```"  # these are yes/no questions: a typed answer
+            return "```python\nseen = ImagePatch(image).exists('circle')\nfinal_answer = 'no'\n```"  # these are yes/no questions: a typed answer
         return PLAN
 
     return rule
@@ -329,8 +331,8 @@ def _scripted_config(path: Path, mode: str = "one_step") -> Path:
     data = {"name": "scripted-eval", "agent": {"mode": mode, "max_steps": 2},
             "llm": {"backend": "scripted", "options": {"rules": [
                 # answers of the type each question expects (an ill-typed one would be refused)
-                ["Query: what is the colou?r", "```python\nfinal_answer = 'red'\n```"],
-                ["Query: what is the", "```python\nfinal_answer = 'circle'\n```"],
+                ["Query: what is the colou?r", "```python\nshapes = ImagePatch(image).exists('circle')\nfinal_answer = 'red'\n```"],
+                ["Query: what is the", "```python\nshapes = ImagePatch(image).exists('circle')\nfinal_answer = 'circle'\n```"],
                 ["Instruction:", "```python\nfinal_answer = 'yes' if ImagePatch(image).exists('circle') else 'no'\n```"],
                 ["Reply:", PLAN],
             ]}}}

@@ -147,7 +147,10 @@ def run_step(
     if program is None:  # every attempt repeated an earlier step and there is no fallback
         program = ProgramResult(ok=False, error_kind="runtime", error=error)
     observation = textualize_step(program, program.calls)
-    guess, note = typed_guess(program, frame) if frame is not None and task == "vqa" else (None, None)
+    # The program's code is evidence only in an episode's first step: later, a literal may copy an answer an
+    # earlier step measured (the memory bank holds it), which is founded.
+    written = attempts[-1].code if attempts and not earlier else ""
+    guess, note = typed_guess(program, frame, written) if frame is not None and task == "vqa" else (None, None)
     if frame is not None and task == "vqa" and program.ok and guess != "no" and frame.kind == "yesno" and asks_anyone(frame.text):
         nobody = _nobody(program, runner, image_path)
         if nobody:  # the program said yes because the motorcycle is there; no one is there to ride it
@@ -327,8 +330,9 @@ def placed_box(program: Any, expression: str, box: Sequence[float], image_path: 
     return None
 
 
-def typed_guess(program: Any, frame: QuestionFrame) -> tuple[str | None, str | None]:
+def typed_guess(program: Any, frame: QuestionFrame, code: str = "") -> tuple[str | None, str | None]:
     """(the program's answer in the type ``frame``'s question expects, None) or (None, why it was refused).
+    ``code``: the program's source, where the checks may read it (the literal_answer check), or "".
 
     A failure message from the program's own else-branch ("no bus found"), a patch, an error or a
     reply of the wrong type is never a guess; the note tells the next plan to try another way.
@@ -348,7 +352,7 @@ def typed_guess(program: Any, frame: QuestionFrame) -> tuple[str | None, str | N
     value = composed_of(value, frame.text, replies) or value  # "two men wearing" + "suit" + "suit" -> suit
     typed = spec.coerce(value)
     if typed is not None:
-        refused = check_answer(frame, typed, program.calls)
+        refused = check_answer(frame, typed, program.calls, code)
         return (None, refused) if refused else (typed, None)
     reason = spec.check(value)
     if is_failure_answer(value):
