@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hydra_vr import gazetteer
+from hydra_vr.asked import PlaceAsked
 from hydra_vr.lexicon.words import GENERIC_NOUNS, photo_nouns
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
@@ -641,21 +642,6 @@ _PLACE_LEAD = {"on", "to", "at", "in", "towards", "toward", "the", "a", "an", "m
 @functools.cache
 def _frame_words() -> frozenset[str]:
     return photo_nouns() | _FRAME_ONLY
-
-
-@dataclass(frozen=True)
-class PlaceAsked:
-    """What a place question asks: where ``thing`` lies, as one of ``options`` (the question's own words,
-    each naming the place in ``places``: left/right/top/bottom/middle/edge), in the photo
-    (``reference`` "") or beside another thing ("to the left or to the right of the woman in the red
-    scarf": ``reference`` "woman in the red scarf"). ``frame_named``: the question names the photo or a
-    side of it, so it asks where in the photo even when there are several of the thing."""
-
-    thing: str
-    options: tuple[str, ...]
-    places: tuple[str, ...]
-    reference: str = ""
-    frame_named: bool = False
 
 
 def asked_place(question: str) -> PlaceAsked | None:

@@ -47,14 +47,14 @@ def embedder_provider(cfg: HydraConfig) -> Callable[[], Any]:
 def build_toolbox(cfg: HydraConfig, llm: Callable[[], Any] | None = None, embedder: Callable[[], Any] | None = None) -> VisionToolbox:
     """A toolbox whose LLM and embedder are built only if a tool needs them, reading questions with the
     question frame's parser."""
-    from hydra_vr.question.frame import asked_category
+    from hydra_vr.question.frame import parse
 
     return VisionToolbox(
         cfg.vision,
         cache_dir=cfg.cache_path,
         llm=llm or llm_provider(cfg),
         embedder=embedder or embedder_provider(cfg),
-        asked_category=asked_category,
+        read_question=parse,
     )
 
 

@@ -27,12 +27,14 @@ def photo():
 
 @pytest.fixture(scope="session")
 def embedded_toolbox():
-    """The offline profile's toolbox (real NanoDet, OCR, faces, classifier); no LLM."""
+    """The offline profile's toolbox (real NanoDet, OCR, faces, classifier) reading questions with the question
+    frame, as the factory builds it; no LLM."""
     from hydra_vr.api import VisionToolbox
     from hydra_vr.config import load_config
+    from hydra_vr.question import parse
 
     cfg = load_config("default")
-    return VisionToolbox(cfg.vision, cache_dir=cfg.cache_path)
+    return VisionToolbox(cfg.vision, cache_dir=cfg.cache_path, read_question=parse)
 
 
 @pytest.fixture(scope="session")

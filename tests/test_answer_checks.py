@@ -239,3 +239,25 @@ def test_at_the_end_the_measured_focus_answer_replaces_refused_guesses() -> None
                    calls=[_focus(True, background=True), _focus(False, background=True)])
     assert torn.result.answer == "crisp"
     assert checks.measured_answer(parse("Is the lake water clear?"), hazy) is None  # no focus question
+
+
+def test_a_written_name_or_fact_is_not_refused_for_want_of_a_tool() -> None:
+    # an open answer may be the reasoner's own knowledge of something the question itself holds
+    frame = parse("What language is 'bonjour' a word of?")
+    assert checks.check_answer(frame, "french", [], "final_answer = 'french'") is None
+
+
+@pytest.mark.parametrize(("question", "answer", "refused"), [
+    ("Where does this parrot usually sleep?", "macaw", True),  # a kind of the parrot asked about, not where
+    ("What is the chef cutting?", "chef", True),
+    ("What is the chef cutting?", "onion", False),
+    ("Which tree is this?", "oak", False),  # asks which kind: the kind is the answer
+    ("What is growing beside the fence?", "ivy", False),
+    ("What is the striped shape?", "triangle", False),  # asks what the shape is: a kind of shape answers
+    ("What is the bird on the wire carrying?", "sparrow", True),
+])
+def test_an_answer_naming_only_the_thing_asked_about_is_refused(question: str, answer: str, refused: bool) -> None:
+    with checks.collecting() as fired:
+        reason = checks.check_answer(parse(question), answer, [_query(question, answer)])
+    assert (reason is not None) is refused
+    assert [f.check for f in fired] == (["restated_subject"] if refused else [])

@@ -29,3 +29,39 @@ def test_edge_energy_grows_with_detail() -> None:
     sharp, _ = focus.detail_tiles(noise)
     soft, _ = focus.detail_tiles(noise.filter(ImageFilter.GaussianBlur(3)))
     assert float(np.median(soft)) < 0.3 * float(np.median(sharp))
+
+
+def _ringed(photo) -> Image.Image:
+    """The photo with its border ring out of focus and its middle sharp."""
+    sharp = _open(photo, "bus")
+    ringed = sharp.filter(ImageFilter.GaussianBlur(6))
+    w, h = sharp.size
+    inner = (w // 8, h // 8, w - w // 8, h - h // 8)
+    ringed.paste(sharp.crop(inner), inner[:2])
+    return ringed
+
+
+class _AskedTheLLM(Exception):
+    pass
+
+
+def _no_llm():
+    raise _AskedTheLLM  # the describe VQA backend needs the LLM: a question it gets ends here
+
+
+def test_simple_query_answers_the_focus_the_question_frame_reads(photo) -> None:
+    import pytest
+
+    from hydra_vr.api import VisionToolbox
+    from hydra_vr.question import parse
+
+    ringed = _ringed(photo)
+    tools = VisionToolbox(llm=_no_llm, read_question=parse)
+    told = tools.simple_query(ringed, "Is the scenery behind it out of focus?")
+    assert (told.text, told.source) == ("yes", "focus")
+    assert tools.simple_query(ringed, "Would you call the backdrop sharp or fuzzy?").text == "fuzzy"
+    # a negated question is not the frame's focus question: the measure does not answer it the other way round
+    with pytest.raises(_AskedTheLLM):
+        tools.simple_query(ringed, "Is the background not blurred?")
+    with pytest.raises(_AskedTheLLM):  # a toolbox told nothing of questions leaves them to the backend
+        VisionToolbox(llm=_no_llm).simple_query(ringed, "Is the scenery behind it out of focus?")

@@ -15,12 +15,14 @@ ROOT = Path(hydra_vr.__file__).parent
 
 # package -> the hydra_vr packages it may import; the language layer (lexicon, question) sits above
 # nothing but the answer types, and api takes explicit inputs: it never parses questions itself.
-BASE = {"config", "registry", "assets", "answer_types", "prompts", "lexicon", "gazetteer"}
+# ``asked`` holds what a question asks of a measure (plain dataclasses): the parsers build it, api takes it.
+BASE = {"config", "registry", "assets", "answer_types", "prompts", "lexicon", "gazetteer", "asked"}
 ALLOWED: dict[str, set[str]] = {
     "lexicon": set(),
     "gazetteer": set(),
-    "answer_types": {"lexicon", "gazetteer"},
-    "question": {"answer_types", "lexicon", "gazetteer"},
+    "asked": set(),
+    "answer_types": {"lexicon", "gazetteer", "asked"},
+    "question": {"answer_types", "lexicon", "gazetteer", "asked"},
     "llm": BASE,
     "api": BASE | {"llm"},
     "sandbox": BASE | {"api"},

@@ -23,7 +23,8 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
 from hydra_vr.api.colors import is_color_name
 from hydra_vr.api.tools import search_settles
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.question.frame import FocusAsked, QuestionFrame, asked_focus
+from hydra_vr.asked import FocusAsked
+from hydra_vr.question.frame import QuestionFrame, asked_focus
 
 
 @dataclass(frozen=True)
@@ -309,10 +310,29 @@ def _off_category(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str
     words = re.findall(r"[a-z]+", answer.lower())
     for name in dict.fromkeys([" ".join(words), *words[-1:]]):
         if name and wn.is_noun(name):
-            if wn.word_is_a(name, category):
+            if wn.could_be_a(name, category):
                 return None
             return (f"{answer!r} is not a kind of {category} (WordNet); the question asks which {category}: name the "
                     f"{category} the tools see (classify or ask simple_query about it)")
+    return None
+
+
+def _restated_subject(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    """An answer that only names the thing the question is about ("Where does this bird usually nest?" ->
+    "parrot"; "What is the man holding?" -> "man"): the answer is the subject's head noun or a kind of it
+    (WordNet). Judged only where the question asks what the subject does (the frame's ``action``), not which kind
+    it is ("What bird is this?", the frame's category) nor what it is or is called ("What is the blue shape?")."""
+    assert frame is not None
+    if frame.category is not None or frame.action is None or not frame.subject:
+        return None
+    head = frame.subject.split()[-1]
+    words = re.findall(r"[a-z]+", answer.lower())
+    for name in dict.fromkeys([" ".join(words), *words[-1:]]):
+        if name and wn.is_noun(name):
+            if wn.singular(name) == wn.singular(head) or wn.word_is_a(name, head):
+                return (f"{answer!r} only names the {frame.subject} the question is about; the question asks "
+                        "something about it")
+            return None
     return None
 
 
@@ -372,6 +392,8 @@ ANSWER_CHECKS: tuple[Check, ...] = (
           frozenset({"yesno"}), _presence_unsearched),
     Check("off_category", "an answer to 'which <category>?' that is no kind of the category (WordNet)", frozenset({"open"}),
           _off_category),
+    Check("restated_subject", "an answer that only names the thing the question is about (or a kind of it, WordNet)",
+          frozenset({"open"}), _restated_subject),
     Check("against_focus", "a sharp/blurry answer that every focus measurement of the asked region contradicts",
           frozenset({"choice", "yesno"}), _against_focus, measured=_focus_answer),
     Check("options_dropped", "a choice answered by a simple_query that did not name the choices", frozenset({"choice"}),
@@ -380,8 +402,9 @@ ANSWER_CHECKS: tuple[Check, ...] = (
           _place_from_depth),
     Check("knowledge_dropped", "a knowledge question answered by a simple_query without its knowledge word",
           frozenset({"yesno", "choice", "number", "color", "open"}), _knowledge_dropped),
+    # not open answers: a name or a fact the reasoner knows ("what is 'np' short for?") needs no look at the photo
     Check("literal_answer", "a step's answer written as a literal by a program that called no tool",
-          frozenset({"yesno", "choice", "number", "color", "open"}), _literal_answer),
+          frozenset({"yesno", "choice", "number", "color"}), _literal_answer),
     Check("literal_box", "a grounding box built from numbers no tool returned", frozenset({"box"}), _literal_box),
 )
 

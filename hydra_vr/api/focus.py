@@ -7,9 +7,10 @@ median tile against the sharpest tiles of the same photo, so the figure does not
 camera or the light. No offline model sees blur, and the describe LLM sees no pixels: it said
 "sharp" for a close-up's and a portrait's backgrounds, both thrown far out of focus (8% and 15%).
 
-The toolbox asks this module before any VQA backend, like ``api.where``. It decides only on a clear
-measure (under 30%: blurry, 40% or more: sharp) of a region it can tell: the background (the
-photo's border) or things find() locates; otherwise the backend answers as before.
+The toolbox asks this module before any VQA backend, like ``api.where``, with the focus the question
+frame read (:class:`hydra_vr.asked.FocusAsked`: the region asked about and what each answer claims). It
+decides only on a clear measure (under 30%: blurry, 40% or more: sharp) of a region it can tell: the
+background (the photo's border), the photo, or things find() locates; otherwise the backend answers.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from hydra_vr.answer_types import expected_type
+from hydra_vr.asked import FocusAsked
 from hydra_vr.api.names import expression_names
-from hydra_vr.lexicon.words import BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, photo_nouns
+from hydra_vr.lexicon.words import FOCUS_WORDS, photo_nouns
 
 LookFor = Callable[[Image.Image, str], tuple[list[Any], dict[str, Any]]]
 
@@ -165,46 +166,28 @@ def boxes_focus(image: Image.Image, boxes: Sequence[Sequence[float]], name: str)
     return _focus(image, mask, f"the {name} found at " + "; ".join(str([int(v) for v in b[:4]]) for b in boxes[:3]))
 
 
-def answer_focus(look_for: LookFor, image: Image.Image, question: str) -> tuple[str, str] | None:
-    """(answer, evidence) for a focus question about the whole photo ``image``, else None: a choice between
-    a sharp and a blurry word ("sharp or blurry?"), or a yes/no naming one ("Is the background blurry?")."""
-    q = question.lower()
-    if FOCUS_WORDS.search(q) is None:  # every simple_query passes here: most ask nothing of focus
-        return None
-    spec = expected_type(question)
-    if spec.kind == "choice":
-        poles = {o: FOCUS_POLES.get(o) for o in spec.options}
-        if set(poles.values()) != {"sharp", "blurry"}:
-            return None
-    elif spec.kind == "yesno":
-        words = {m.group(1) for m in FOCUS_WORDS.finditer(q)}
-        said = {FOCUS_POLES[w] for w in words}
-        if len(said) != 1 or not words & FOCUS_ONLY:
-            return None
-    else:
-        return None
-    focus = _region_focus(look_for, image, q)
+def answer_focus(look_for: LookFor, image: Image.Image, question: str, asked: FocusAsked) -> tuple[str, str] | None:
+    """(answer, evidence) for the focus question ``asked`` about the whole photo ``image``, else None (too little
+    detail, a measure in between, or a thing the tools do not find). ``question``'s words name the thing."""
+    focus = _region_focus(look_for, image, question.lower(), asked.region)
     if focus is None or focus.verdict is None:
         return None
     evidence = f"fine detail of {focus.region}: {100 * focus.share:.0f}% of the sharpest part's: {focus.verdict}"
-    if spec.kind == "choice":
-        return next(o for o, p in poles.items() if p == focus.verdict), evidence
-    return ("yes" if said == {focus.verdict} else "no"), evidence
+    answer = next((a for a, pole in asked.claims if pole == focus.verdict), None)
+    return (answer, evidence) if answer is not None else None
 
 
-def _region_focus(look_for: LookFor, image: Image.Image, question: str) -> Focus | None:
-    if BACKGROUND.search(question):
+def _region_focus(look_for: LookFor, image: Image.Image, question: str, region: str) -> Focus | None:
+    if region == "background":
         return background_focus(image)
-    rest = FOCUS_WORDS.sub(" ", question)
-    names = expression_names(rest)
-    for name in names:
+    if region == "photo":
+        return patch_focus(image)  # "Is the photo blurry?": the photo itself, sharp if any part of it is
+    for name in expression_names(FOCUS_WORDS.sub(" ", question)):
         if name.endswith(" region") or name in photo_nouns():
             continue
         dets, _ = look_for(image, name)
         if dets:
             return boxes_focus(image, [d.box.to_list() for d in dets], name)
-    if names and all(n in photo_nouns() or n.endswith(" region") for n in names):
-        return patch_focus(image)  # "Is the photo blurry?": the photo itself, sharp if any part of it is
     return None
 
 

@@ -85,15 +85,16 @@ class VisionToolbox:
         llm: Callable[[], Any] | None = None,
         embedder: Callable[[], Any] | None = None,
         registry: Registry | None = None,
-        asked_category: Callable[[str], str | None] | None = None,
+        read_question: Callable[[str], Any] | None = None,
     ) -> None:
-        """``asked_category``: what kind of thing a question asks for (``hydra_vr.question.frame.asked_category``
-        when built by ``hydra_vr.factory.build_toolbox``); without it no answer is named from a category."""
+        """``read_question``: a question's frame (``hydra_vr.question.parse`` when built by
+        ``hydra_vr.factory.build_toolbox``), whose category, place and focus ``simple_query`` and the describe
+        backend read; without it no question is answered by a measure or named from a category."""
         self.config = config or VisionConfig()
         self.registry = registry or default_vision_registry()
         self.ctx = ToolContext(
             device=self.config.device, cache_dir=Path(cache_dir).expanduser(), llm=llm, embedder=embedder, toolbox=self,
-            asked_category=asked_category)
+            read_question=read_question)
         self._backends: dict[str, Any] = {}
         self._lock = threading.RLock()  # backends may be built from worker threads
         self._depth_cache: OrderedDict[int, np.ndarray] = OrderedDict()
@@ -321,10 +322,13 @@ class VisionToolbox:
                   photo_size: Sequence[int] | None = None) -> Answer | None:
         """The answer the boxes or pixels give, before any VQA backend: where a thing lies (``api.where``),
         how sharp a part of the whole photo is (``api.focus``); None when they do not decide."""
-        placed = where_ops.answer_place(self.look_for, image, question, box.to_list(None) if box else None, photo_size)
+        frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
+        placed = (where_ops.answer_place(self.look_for, image, frame.place, box.to_list(None) if box else None, photo_size)
+                  if frame is not None and frame.place is not None else None)
         if placed is not None:
             return Answer(text=placed[0], source="place", evidence=placed[1])
-        focused = focus_ops.answer_focus(self.look_for, image, question) if box is None else None
+        focused = (focus_ops.answer_focus(self.look_for, image, question, frame.focus)
+                   if frame is not None and frame.focus is not None and box is None else None)
         if focused is not None:
             return Answer(text=focused[0], source="focus", evidence=focused[1])
         return self._sized(question, box, photo_size)

@@ -32,9 +32,9 @@ class ToolContext:
     llm: Callable[[], ChatModel] | None = None
     embedder: Callable[[], Embedder] | None = None
     toolbox: VisionToolbox | None = None  # for composite backends (describe)
-    # The kind of thing a question asks for ("what insect ..." -> "insect"), or None. Injected by the caller
-    # (hydra_vr.factory wires the question frame's parser): api takes explicit inputs and never parses questions.
-    asked_category: Callable[[str], str | None] | None = None
+    # A question's frame (hydra_vr.question.parse, wired by hydra_vr.factory), whose fields (the category asked
+    # for, the place or focus asked about) api reads: api takes explicit inputs and never parses questions.
+    read_question: Callable[[str], Any] | None = None
 
     def torch_device(self) -> str:
         if self.device != "auto":

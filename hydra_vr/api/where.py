@@ -16,7 +16,7 @@ from typing import Any
 
 from PIL import Image
 
-from hydra_vr.answer_types import PlaceAsked, asked_place
+from hydra_vr.asked import PlaceAsked
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.names import expression_names
 from hydra_vr.api.placement import place_beside, place_in
@@ -65,18 +65,15 @@ def _box_text(box: Sequence[float]) -> str:
     return "[" + ", ".join(str(int(round(v))) for v in box) + "]"
 
 
-def answer_place(look_for: LookFor, image: Image.Image, question: str,
+def answer_place(look_for: LookFor, image: Image.Image, asked: PlaceAsked,
                  box: Sequence[float] | None = None, photo_size: Sequence[int] | None = None) -> tuple[str, str] | None:
-    """(option, evidence) for a place question the boxes answer, else None.
+    """(option, evidence) for the place question ``asked`` when the boxes answer it, else None.
 
     ``image`` is the patch asked about; ``box`` and ``photo_size`` where it lies in the whole photo when it
     is a part of it (None for the whole photo). A part asked where it is in the photo is answered by its
     own box (its thing is what it holds); the whole photo by where the tools find the thing (and the
     other thing of a "left of the ..." question).
     """
-    asked = asked_place(question)
-    if asked is None:
-        return None
     if box is not None and photo_size is not None:
         if asked.reference:
             return None  # beside another thing: not in this crop's box alone

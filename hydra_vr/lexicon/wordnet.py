@@ -167,6 +167,14 @@ def word_is_a(word: str, category: str) -> bool:
     return any(is_a(s, category) for s in wordnet().synsets(_key(word), "n"))
 
 
+def could_be_a(word: str, category: str) -> bool:
+    """Whether some sense of ``word`` is a kind of some sense of ``category``, rare senses included: fish, the
+    flesh, is food in WordNet's "solid food" sense, not in its everyday "nutrient" one. For refusing an answer
+    that is no kind of a category at all, where :func:`word_is_a` would refuse on a sense too fine."""
+    wanted = set(wordnet().synsets(_key(category), "n"))
+    return any(not _ancestors(s).isdisjoint(wanted) for s in wordnet().synsets(_key(word), "n"))
+
+
 def _member_of(synset: Any, group: Any) -> bool:
     """Whether ``synset`` or a kind it is belongs to ``group`` (a woman is a person, a member of people)."""
     return any(group in a.member_holonyms() for a in _ancestors(synset))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hydra_vr import answer_types as at
+from hydra_vr.asked import FocusAsked, PlaceAsked
 from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.lexicon.words import BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, REGION_NOUNS, photo_nouns
 
@@ -32,19 +33,6 @@ _NOT_KINDS = frozenset({"one", "kind", "type", "sort", "color", "colour", "shape
 
 def _no_category(phrase: str) -> bool:
     return phrase in _NOT_KINDS or phrase in GENERIC_NOUNS or phrase in REGION_NOUNS or phrase in photo_nouns()
-
-
-@dataclass(frozen=True)
-class FocusAsked:
-    """A question about focus: the ``region`` it asks about ("background", "photo" or "thing") and the pole each
-    answer claims (``claims``: (answer, "sharp" | "blurry") pairs: "sharp or blurry?" -> each option its own;
-    "Is the background blurry?" -> yes blurry, no sharp)."""
-
-    region: str
-    claims: tuple[tuple[str, str], ...]
-
-    def claim(self, answer: str) -> str | None:
-        return dict(self.claims).get(answer)
 
 
 def asked_focus(text: str, spec: at.AnswerSpec) -> FocusAsked | None:
@@ -85,6 +73,9 @@ class QuestionFrame:
     - ``category``: the kind of thing asked for, a WordNet noun ("which animal is grazing?" -> "animal");
       an answer names a kind of it.
     - ``subject``: the thing asked about, where the question names one ("kettle" of "What colour is the kettle on the stove?").
+    - ``action``: the verb a question asks about its subject's doing ("holding" of "What is the man holding?",
+      "sleep" of "Where does this parrot sleep?"), so naming the subject does not answer it; None for a question
+      of what the subject is or is called ("What is the blue shape?", "What is the flower called?").
     - ``count``: what a "how many" question counts (its words, singular), and ``count_colours``, the colours it
       qualifies them with ("how many red cars" -> ("car",), ("red",)); ``counted``, the same as stems with the
       question's other words (what a program may have counted instead), for the miscount check.
@@ -100,11 +91,12 @@ class QuestionFrame:
     answer: at.AnswerSpec
     category: str | None = None
     subject: str | None = None
+    action: str | None = None
     count: tuple[str, ...] | None = None
     count_colours: tuple[str, ...] = ()
     counted: at.Counted | None = None
     presence: at.Presence | None = None
-    place: at.PlaceAsked | None = None
+    place: PlaceAsked | None = None
     focus: FocusAsked | None = None
     knowledge: at.KnowledgeAsked | None = None
     reading: bool = False
@@ -120,7 +112,7 @@ class QuestionFrame:
         out: dict[str, object] = {"kind": self.kind}
         if self.answer.options:
             out["options"] = list(self.answer.options)
-        for name in ("category", "subject", "count", "count_colours", "reading", "negated", "relations"):
+        for name in ("category", "subject", "action", "count", "count_colours", "reading", "negated", "relations"):
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value
@@ -181,6 +173,26 @@ def asked_category(question: str) -> str | None:
     return phrase
 
 
+_DO = frozenset({"do", "does", "did"})
+
+
+def _action(low: str, subject: str | None) -> str | None:
+    """The verb after ``subject`` that says what it does: the first one in a do-question ("where does this parrot
+    usually sleep"), else a progressive form ("what is the man holding"); None when there is no subject or verb."""
+    words = _words(low)
+    head = subject.split()[-1] if subject else None
+    if head not in words:
+        return None
+    tail = words[words.index(head) + 1:]
+    do_question = bool(_DO & set(words[:2]))
+    for w in tail:
+        if w in _STOP and w not in ("doing", "holding", "wearing"):
+            continue
+        if (do_question and wn.is_verb(w) and not wn.is_adjective(w)) or (w.endswith("ing") and wn.is_verb(w)):
+            return w
+    return None
+
+
 def _subject(question: str) -> str | None:
     """The thing a question is about: the noun phrase after its first article ("the red bus"), or None. The
     phrase runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
@@ -191,6 +203,8 @@ def _subject(question: str) -> str | None:
     for w in _words(m.group(1))[:4]:
         if w in _STOP or not (wn.is_noun(w) or wn.is_adjective(w)):
             break
+        if words and w.endswith("ing") and wn.is_verb(w):
+            break  # "the chef cutting": what the thing does, not part of its name
         words.append(w)
     while words and (words[-1] in at.COLOR_WORDS or not wn.is_noun(words[-1])):
         words.pop()
@@ -227,6 +241,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         answer=spec,
         category=category,
         subject=subject,
+        action=_action(low, subject),
         count=count,
         count_colours=count_colours or (),
         counted=counted,

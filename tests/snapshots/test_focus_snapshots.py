@@ -11,8 +11,15 @@ from __future__ import annotations
 
 import pytest
 
-from hydra_vr.api import focus
+from hydra_vr.api import focus as focus_ops
+from hydra_vr.question import parse
 from tests.test_focus import _open
+
+
+def _focus(look_for, image, question: str):
+    """The answer the pixels give to ``question`` as the toolbox asks them: its frame's focus, if any."""
+    asked = parse(question).focus
+    return focus_ops.answer_focus(look_for, image, question, asked) if asked is not None else None
 
 
 @pytest.mark.parametrize("name, question, answer", [
@@ -24,20 +31,20 @@ from tests.test_focus import _open
     ("bus", "Is the bus in focus?", "yes"),  # a thing find() locates: its own tiles
 ])
 def test_focus_questions_are_answered_from_the_photo(embedded_toolbox, photo, name, question, answer) -> None:
-    said = focus.answer_focus(embedded_toolbox.look_for, _open(photo, name), question)
+    said = _focus(embedded_toolbox.look_for, _open(photo, name), question)
     assert said is not None and said[0] == answer, said
     assert "% of the sharpest part's" in said[1]
 
 
 def test_a_plain_backdrop_or_a_question_on_no_region_is_left_to_the_backend(embedded_toolbox, photo) -> None:
     # Grace Hopper's plain blue backdrop and dark uniform hold no detail to lose: they tell neither
-    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "grace_hopper"), "Is the background sharp or blurry?") is None
-    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "coffee"), "What is blurry?") is None  # no region
-    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "bus"), "Is the bus blue or white?") is None
-    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "bus"), "What is blurry?") is None
+    assert _focus(embedded_toolbox.look_for, _open(photo, "grace_hopper"), "Is the background sharp or blurry?") is None
+    assert _focus(embedded_toolbox.look_for, _open(photo, "coffee"), "What is blurry?") is None  # no region
+    assert _focus(embedded_toolbox.look_for, _open(photo, "bus"), "Is the bus blue or white?") is None
+    assert _focus(embedded_toolbox.look_for, _open(photo, "bus"), "What is blurry?") is None
     # sharp, clear, fuzzy alone speak of an edge, a glass, fur: only set against blurry do they mean focus
-    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "chelsea"), "Is the cat fuzzy?") is None
-    assert focus.answer_focus(embedded_toolbox.look_for, _open(photo, "bus"), "Is the bus clear?") is None
+    assert _focus(embedded_toolbox.look_for, _open(photo, "chelsea"), "Is the cat fuzzy?") is None
+    assert _focus(embedded_toolbox.look_for, _open(photo, "bus"), "Is the bus clear?") is None
 
 
 def test_the_toolbox_answers_focus_before_any_vqa_backend(embedded_toolbox, photo) -> None:

@@ -12,7 +12,14 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
+from hydra_vr.answer_types import asked_place
 from hydra_vr.api.where import answer_place, locate
+
+
+def _place(look, image, question: str):
+    """The answer the boxes give to ``question`` as the toolbox asks them: its parsed place, if any."""
+    asked = asked_place(question)
+    return answer_place(look, image, asked) if asked is not None else None
 
 
 @pytest.fixture(scope="module")
@@ -23,23 +30,23 @@ def rgb(photo):
 def test_the_tools_place_what_they_find_on_real_photos(embedded_toolbox, rgb):
     look = embedded_toolbox.look_for
     # the pagoda is found through the classifier's map; its box lies left of the middle
-    said, why = answer_place(look, rgb("china"), "Is the tower on the left or the right side of the photo?")
+    said, why = _place(look, rgb("china"), "Is the tower on the left or the right side of the photo?")
     assert said == "left" and "find('tower')" in why
-    assert answer_place(look, rgb("rocket"), "Is the rocket in the middle or at the edge of the photo?")[0] == "middle"
+    assert _place(look, rgb("rocket"), "Is the rocket in the middle or at the edge of the photo?")[0] == "middle"
     # both men told apart by the colour of their coats (api.choose), then compared
-    said, why = answer_place(look, rgb("bus"), "Is the man in the beige coat to the left or to the right of the man in the black coat?")
+    said, why = _place(look, rgb("bus"), "Is the man in the beige coat to the left or to the right of the man in the black coat?")
     assert said == "left" and "man in the black coat at" in why
-    said, _ = answer_place(look, rgb("bus"), "Is the man in the black coat to the left or to the right of the man in the beige coat?")
+    said, _ = _place(look, rgb("bus"), "Is the man in the black coat to the left or to the right of the man in the beige coat?")
     assert said == "right"
 
 
 def test_the_tools_leave_what_they_cannot_tell_to_the_backend(embedded_toolbox, rgb):
     look = embedded_toolbox.look_for
     # two men, nothing tells which is bald, and the question asks which of them, not the photo's side
-    assert answer_place(look, rgb("zidane"), "Is the bald man on the left or on the right?") is None
+    assert _place(look, rgb("zidane"), "Is the bald man on the left or on the right?") is None
     # an ordinal among things find() lists by score
-    assert answer_place(look, rgb("flower"), "Is the second, partly hidden flower at the top or at the bottom of the photo?") is None
+    assert _place(look, rgb("flower"), "Is the second, partly hidden flower at the top or at the bottom of the photo?") is None
     # nothing can look for a flag there
-    assert answer_place(look, rgb("astronaut"), "Is the flag on the left or the right side of the photo?") is None
-    assert answer_place(look, rgb("bus"), "Is it sunny or cloudy?") is None
+    assert _place(look, rgb("astronaut"), "Is the flag on the left or the right side of the photo?") is None
+    assert _place(look, rgb("bus"), "Is it sunny or cloudy?") is None
     assert locate(look, rgb("zidane"), "bald man").boxes and len(locate(look, rgb("zidane"), "bald man").boxes) == 2

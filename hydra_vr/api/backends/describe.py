@@ -269,7 +269,7 @@ class DescribeVQA:
         where the classifier's labels that are kinds of it (WordNet) hold ``category_score`` of the image, named
         at the level asked (``imagenet.category_names``: ringlet and monarch are "butterfly"); else None. The
         detector's classes and the LLM's guess otherwise stand in for what the classifier saw."""
-        category = self.ctx.asked_category(question) if self.ctx.asked_category is not None else None
+        category = self.ctx.read_question(question).category if self.ctx.read_question is not None else None
         tb = self.ctx.toolbox
         if category is None or tb is None or not tb.has("classifier"):
             return None

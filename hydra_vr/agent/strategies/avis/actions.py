@@ -56,6 +56,7 @@ class ActionOutcome:
     focus: Focus | None = None  # set when this action moved the focus (a find that found something)
     source: str = "tool"
     answer: str | None = None  # llm_qa's typed answer
+    calls: list[Any] = field(default_factory=list)  # the vision calls it made: evidence for the answer checks
 
 
 def propose_nouns(text: str) -> list[str]:
@@ -73,27 +74,6 @@ def propose_nouns(text: str) -> list[str]:
                 out.append(cand)
                 break
     return out
-
-
-def restates_subject(question: str, answer: str) -> str | None:
-    """Why ``answer`` only names the thing the question is about, or None.
-
-    "Where does this bird usually nest?" -> "parrot" names the bird, it does not answer; "What bird
-    is this?" -> "parrot" does (the question asks for the noun itself). Judged by the detector's name
-    mapping: the answer's classes fall inside the classes of a noun of the question.
-    """
-    from hydra_vr.api.backends.coco import CocoNameMapper
-
-    mapper, q = CocoNameMapper(), question.lower()
-    said = set(mapper.map(answer).classes)
-    if not said:
-        return None
-    for noun in propose_nouns(question):
-        if re.search(rf"\b(what|which)\s+((kind|type|sort|breed|species|make) of\s+)?{re.escape(noun)}\b", q):
-            continue
-        if said <= set(mapper.map(noun).classes):
-            return f"{answer!r} only names the {noun} the question is about; the question asks something about it"
-    return None
 
 
 def clean_noun(query: str) -> str:
@@ -165,7 +145,8 @@ def run_action(ctx: HydraAgent, image_path: str, task: Task, frame: QuestionFram
     out = run_step(ctx.runner, image_path, lambda previous, error: code, task=task,
                    frame=frame if asks_question else None, max_retries=0, fallback_code=None)
     program = out.program
-    outcome = ActionOutcome(out.observation, out.code, out.attempts, result_dict(program), out.boxes, out.guess)
+    outcome = ActionOutcome(out.observation, out.code, out.attempts, result_dict(program), out.boxes, out.guess,
+                            calls=list(program.calls))
     tools = [c.tool for c in program.calls]
     if not program.ok:
         outcome.empty = True
@@ -189,7 +170,7 @@ def _classify(ctx: HydraAgent, image_path: str, focus: Focus | None) -> ActionOu
     line = textualize_call(calls[-1]) if calls else None
     where = f"the focused {focus.label} at {[round(v) for v in focus.box]}" if focus else "the whole image"
     code = f"toolbox.classify(<pixels of {where}>, top_k=5)"
-    return ActionOutcome(f"{line or 'classify: no labels'} (on {where})", code=code, empty=line is None)
+    return ActionOutcome(f"{line or 'classify: no labels'} (on {where})", code=code, empty=line is None, calls=list(calls))
 
 
 def _recall(ctx: HydraAgent, query: str, facts: str) -> ActionOutcome:
@@ -214,4 +195,4 @@ def _llm_qa(ctx: HydraAgent, question: str, spec: AnswerSpec | None, memory_text
 
 
 __all__ = ["ActionOutcome", "BOX_ACTIONS", "COLOR_OPTIONS", "Focus", "RECALL_SOURCE", "clean_noun", "program_for",
-           "propose_nouns", "restates_subject", "run_action"]
+           "propose_nouns", "run_action"]

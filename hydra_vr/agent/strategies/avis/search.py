@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field, model_validator
 
+from hydra_vr.agent.checks import check_answer, refused
 from hydra_vr.agent.step import EpisodeState
 from hydra_vr.agent.strategies.avis.actions import (
-    BOX_ACTIONS, RECALL_SOURCE, ActionOutcome, Focus, propose_nouns, restates_subject, run_action,
+    BOX_ACTIONS, RECALL_SOURCE, ActionOutcome, Focus, propose_nouns, run_action,
 )
 from hydra_vr.agent.strategies.avis.graph import GraphError, TransitionGraph, load_graph
 from hydra_vr.agent.strategies.avis.pool import ExamplePool
@@ -106,6 +107,7 @@ class Search:
         self.done: set[tuple[str, str, str]] = set()  # (action, query, focus) already executed
         self.guesses: list[str] = []
         self.facts: list[str] = []
+        self.calls: list = []  # every vision call of the episode: the evidence the answer checks read
         self.order = [a for a in self.opts.order if episode.task in self.graph.actions[a].tasks]
 
     # ------------------------------------------------------------ feasibility
@@ -168,6 +170,7 @@ class Search:
         out = run_action(ctx, episode.image_path, episode.task, episode.frame, choice.action, choice.query, self.focus,
                          episode.query, self.memory_text(), "; ".join(self.facts[-4:]))
         self.done.add(self._key(choice.action, choice.query))
+        self.calls.extend(out.calls)
         t_act = time.perf_counter()
         judgement = self.judge(choice, out)
         t_judge = time.perf_counter()
@@ -239,8 +242,11 @@ class Search:
         spec = self.episode.spec
         assert spec is not None
         answer = spec.coerce(judgement.answer)
-        # Held to the question's type: a misfit, a failure string or the question's own subject does not end the search.
-        why = (spec.check(judgement.answer) or "no answer given") if answer is None else restates_subject(self.episode.query, answer)
+        # Held to the question's type and to the declared answer checks on the episode's calls (a misfit, a failure
+        # string, the question's own subject, a "no" no search could give) does not end the search.
+        frame = self.episode.frame
+        assert frame is not None
+        why = (spec.check(judgement.answer) or "no answer given") if answer is None else check_answer(frame, answer, self.calls)
         if why:
             judgement.label = "informative"
             return None, why
@@ -280,8 +286,9 @@ class Search:
                     ChatMessage("user", render_prompt("avis_answer_user", question=episode.query, memory=self.memory_text(),
                                                       expected=spec.describe()))]
         reply = ask_typed(ctx.llm, messages, spec, max_tokens=24)
-        if reply.answer is not None and restates_subject(episode.query, reply.answer):
-            reply.reasons.append(restates_subject(episode.query, reply.answer) or "")
+        assert episode.frame is not None
+        if reply.answer is not None and (why := check_answer(episode.frame, reply.answer, self.calls)):
+            reply.reasons.append(why)
             reply.answer = None
         result.steps.append(StepTrace(
             step=len(result.steps) + 1, action=f"({stop}) answer from working memory", role="avis",
@@ -291,7 +298,7 @@ class Search:
         if reply.answer is not None:
             result.answer, result.answer_source = reply.answer, MEMORY_SOURCE
             return
-        typed_fallback(ctx, episode, [g for g in self.guesses if not restates_subject(episode.query, g)], role="avis")
+        typed_fallback(ctx, episode, [g for g in self.guesses if not refused(episode.frame, g, self.calls)], role="avis")
         result.answer_source = f"{result.answer_source} ({stop})"
 
 
