@@ -307,14 +307,17 @@ def _off_category(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str
     category = frame.category
     if category is None or not wn.names_things(category):
         return None
+    name = _answer_noun(answer)
+    if name is None or wn.could_be_a(name, category):
+        return None
+    return (f"{answer!r} is not a kind of {category} (WordNet); the question asks which {category}: name the "
+            f"{category} the tools see (classify or ask simple_query about it)")
+
+
+def _answer_noun(answer: str) -> str | None:
+    """The noun an answer names, looked up in WordNet: the whole answer, else its last word; None if neither is one."""
     words = re.findall(r"[a-z]+", answer.lower())
-    for name in dict.fromkeys([" ".join(words), *words[-1:]]):
-        if name and wn.is_noun(name):
-            if wn.could_be_a(name, category):
-                return None
-            return (f"{answer!r} is not a kind of {category} (WordNet); the question asks which {category}: name the "
-                    f"{category} the tools see (classify or ask simple_query about it)")
-    return None
+    return next((n for n in dict.fromkeys([" ".join(words), *words[-1:]]) if n and wn.is_noun(n)), None)
 
 
 def _restated_subject(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
@@ -325,15 +328,10 @@ def _restated_subject(ev: Evidence, frame: QuestionFrame | None, answer: str) ->
     assert frame is not None
     if frame.category is not None or frame.action is None or not frame.subject:
         return None
-    head = frame.subject.split()[-1]
-    words = re.findall(r"[a-z]+", answer.lower())
-    for name in dict.fromkeys([" ".join(words), *words[-1:]]):
-        if name and wn.is_noun(name):
-            if wn.singular(name) == wn.singular(head) or wn.word_is_a(name, head):
-                return (f"{answer!r} only names the {frame.subject} the question is about; the question asks "
-                        "something about it")
-            return None
-    return None
+    head, name = frame.subject.split()[-1], _answer_noun(answer)
+    if name is None or not (wn.singular(name) == wn.singular(head) or wn.word_is_a(name, head)):
+        return None
+    return f"{answer!r} only names the {frame.subject} the question is about; the question asks something about it"
 
 
 def _searched(calls: Sequence[Any]) -> bool:

@@ -159,7 +159,7 @@ def asked_category(question: str) -> str | None:
         tail = rest[len(phrase.split()):] if phrase else rest
         if phrase is None or (tail and tail[0] not in ("in", "on", "at", "here", "there", "shown", "pictured")):
             return None
-        if any(w.endswith("ing") and wn.is_verb(w) for w in tail):
+        if any(_progressive(w) for w in tail):
             return None  # "what is the boy on the bench eating": asks what he eats, not which boy
         return None if _no_category(phrase) else phrase
     phrase = _noun_phrase(rest)
@@ -176,6 +176,11 @@ def asked_category(question: str) -> str | None:
 _DO = frozenset({"do", "does", "did"})
 
 
+def _progressive(word: str) -> bool:
+    """A verb's -ing form ("holding", "eating"): what a thing is doing."""
+    return word.endswith("ing") and wn.is_verb(word)
+
+
 def _action(low: str, subject: str | None) -> str | None:
     """The verb after ``subject`` that says what it does: the first one in a do-question ("where does this parrot
     usually sleep"), else a progressive form ("what is the man holding"); None when there is no subject or verb."""
@@ -188,7 +193,7 @@ def _action(low: str, subject: str | None) -> str | None:
     for w in tail:
         if w in _STOP and w not in ("doing", "holding", "wearing"):
             continue
-        if (do_question and wn.is_verb(w) and not wn.is_adjective(w)) or (w.endswith("ing") and wn.is_verb(w)):
+        if (do_question and wn.is_verb(w) and not wn.is_adjective(w)) or _progressive(w):
             return w
     return None
 
@@ -203,7 +208,7 @@ def _subject(question: str) -> str | None:
     for w in _words(m.group(1))[:4]:
         if w in _STOP or not (wn.is_noun(w) or wn.is_adjective(w)):
             break
-        if words and w.endswith("ing") and wn.is_verb(w):
+        if words and _progressive(w):
             break  # "the chef cutting": what the thing does, not part of its name
         words.append(w)
     while words and (words[-1] in at.COLOR_WORDS or not wn.is_noun(words[-1])):
