@@ -261,3 +261,20 @@ def test_an_answer_naming_only_the_thing_asked_about_is_refused(question: str, a
         reason = checks.check_answer(parse(question), answer, [_query(question, answer)])
     assert (reason is not None) is refused
     assert [f.check for f in fired] == (["restated_subject"] if refused else [])
+
+
+def test_a_count_of_every_thing_where_a_colour_is_counted_is_rewritten() -> None:
+    frame = parse("How many green apples sit in the bowl?")
+    apples = [_find("apples", [[0, 0, 5, 5], [6, 0, 9, 5], [0, 6, 5, 9]])]
+    reason = checks.check_answer(frame, "3", apples)
+    assert reason is not None and "find('green apples')" in reason and "whatever its colour" in reason
+    # the colour was looked at: by the find's own name, or by a property check; or the count is another number
+    assert checks.check_answer(frame, "2", [_find("green apples", [[0, 0, 5, 5], [6, 0, 9, 5]])]) is None
+    verified = ToolCallRecord("verify_property", {"name": "apple", "property": "green"}, True, 1.0, {})
+    assert checks.check_answer(frame, "3", [*apples, verified]) is None
+    assert checks.check_answer(frame, "1", apples) is None
+    # no colour asked ("dark" only shades the blue), or a colour of something else: nothing to judge
+    assert checks.check_answer(parse("How many apples sit in the bowl?"), "3", apples) is None
+    shaded = parse("How many dark blue kites fly above the beach?")
+    assert "find('blue kite')" in (checks.check_answer(shaded, "2", [_find("kite", [[0, 0, 1, 1], [2, 2, 3, 3]])]) or "")
+    assert checks.check_answer(parse("How many people in red shirts are there?"), "3", [_find("people", [[0, 0, 1, 1]] * 3)]) is None

@@ -134,3 +134,28 @@ def test_a_vivid_red_orange_is_orange_and_a_shaded_one_stays_red(photo) -> None:
     motorcycle = Image.open(photo("motorcycle")).convert("RGB")
     box = motorcycle.crop((515, 180, 617, 255))
     assert color_ops.read_colors(box, foreground=True).shares()[0].name == "red"
+
+
+def test_head_colours_are_those_that_describe_the_named_thing() -> None:
+    assert color_ops.head_colors("yellow taxi") == ("yellow",)
+    assert color_ops.head_colors("light green kite") == ("green",)  # the shade word is dropped
+    assert color_ops.head_colors("black and white cow") == ("black", "white")
+    assert color_ops.head_colors("girl with a pink umbrella") == ()  # the umbrella's colour, not the girl's
+    assert color_ops.head_colors("orange") == () and color_ops.head_colors("kite") == ()
+
+
+def test_find_keeps_the_detections_whose_own_pixels_have_the_named_colour(embedded_toolbox, photo) -> None:
+    # the same photo with its hues turned by a third: the detector finds the same vehicle, its colour changes
+    image = Image.open(photo("bus")).convert("RGB")
+    hsv = np.array(image.convert("HSV"))
+    hsv[..., 0] = (hsv[..., 0].astype(int) + 170) % 256  # a turn of two thirds: blue -> green
+    turned = Image.fromarray(hsv, "HSV").convert("RGB")
+    plain, _ = embedded_toolbox.look_for(image, "bus")
+    assert plain, "the detector finds the bus"
+    kept, meta = embedded_toolbox.look_for(image, "blue bus")
+    assert len(kept) == len(plain) and "whose own pixels are blue" in meta["mapping"]
+    assert embedded_toolbox.look_for(image, "red bus")[0] == []
+    recoloured, _ = embedded_toolbox.look_for(turned, "bus")
+    assert recoloured, "the detector still finds it with its hues turned"
+    assert embedded_toolbox.look_for(turned, "blue bus")[0] == []
+    assert len(embedded_toolbox.look_for(turned, "green bus")[0]) == len(recoloured)

@@ -133,7 +133,7 @@ def test_a_coloured_shape_name_keeps_only_outlines_of_that_colour(embedded_toolb
         assert embedded_toolbox.find(page, "green shape") == []
         assert [d.label for d in embedded_toolbox.find(page, "red shape")] == ["circle"]
         assert [d.label for d in embedded_toolbox.find(page, "shape")] == ["circle"]
-    assert "kept those whose pixels are green" in calls[0].meta["mapping"]
+    assert "whose own pixels are green" in calls[0].meta["mapping"]
 
 
 def test_describe_reads_a_patch_cropped_to_its_object_by_its_foreground(embedded_toolbox) -> None:

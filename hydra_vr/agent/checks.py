@@ -20,7 +20,7 @@ from typing import Any
 
 from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asked_presence, expected_type, miscount,
                                   yesno_word)
-from hydra_vr.api.colors import is_color_name
+from hydra_vr.api.colors import head_colors, is_color_name
 from hydra_vr.api.tools import search_settles
 from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.asked import FocusAsked
@@ -104,6 +104,37 @@ def _unfounded_negative(ev: Evidence, frame: QuestionFrame | None, answer: str) 
 def _miscount(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
     assert frame is not None
     return miscount(answer, frame.counted, find_counts(ev.calls))
+
+
+def _uncoloured_count(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    """A count of every thing of the asked kind where the question counts those of a colour ("How many green
+    apples ...?" -> how many find("apple") returned, green or not), when no call looked at the colour (a find
+    naming it, a verify_property, a simple_query asking about it). find("green apple") keeps the apples whose own
+    pixels are green."""
+    assert frame is not None
+    counted = frame.counted
+    colours = head_colors(" ".join(counted.phrase)) if counted is not None else ()
+    if not colours or not re.fullmatch(r"\d+", answer):
+        return None
+
+    def says_colour(call: Any) -> bool:
+        words = re.findall(r"[a-z]+", " ".join(str(v) for v in (call.args or {}).values()).lower())
+        return any(w in colours for w in words) or call.tool == "verify_property"
+
+    if any(says_colour(c) for c in ev.calls):
+        return None
+    nouns = [w for w in counted.phrase if not is_color_name(w) and wn.is_noun(w)]
+    if not nouns:
+        return None
+    thing = wn.singular(nouns[0])  # "green apples sit ...": the first noun after the colours
+    for c in reversed(ev.calls):
+        words = re.findall(r"[a-z]+", str((c.args or {}).get("name", "")).lower())
+        if c.tool == "find" and words and wn.singular(words[-1]) == thing and len(c.result or []) == int(answer) > 0:
+            name = " ".join(words)
+            return (f"{answer!r} is how many find({name!r}) returned, every {thing} whatever its colour; the question "
+                    f"counts {' '.join(counted.phrase)}: find({' '.join(colours) + ' ' + name!r}) keeps those whose own "
+                    f"pixels are {' and '.join(colours)}")
+    return None
 
 
 def _against_search(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
@@ -384,6 +415,8 @@ ANSWER_CHECKS: tuple[Check, ...] = (
     Check("unfounded_negative", "a 0, no or yes that rests only on a find() no tool could do",
           frozenset({"number", "yesno"}), _unfounded_negative),
     Check("miscount", "a count of another thing than the one the question counts", frozenset({"number"}), _miscount),
+    Check("uncoloured_count", "a count of every thing of the kind where the question counts those of a colour",
+          frozenset({"number"}), _uncoloured_count),
     Check("against_search", "a yes/no to a negated presence question that contradicts the finds", frozenset({"yesno"}),
           _against_search),
     Check("presence_unsearched", "a yes/no to a presence question against what the calls showed, or a no from no search",

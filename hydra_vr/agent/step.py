@@ -197,13 +197,19 @@ def _answer_on_blind_find(program: Any, frame: QuestionFrame) -> tuple[str | Non
     return str(call.args.get("name", "")).strip().lower(), str(call.meta.get("mapping") or "no detector class")
 
 
+# The checks of what a count counted (another thing, or every thing whatever the colour asked): a program they
+# refuse is rewritten within its step, before its answer reaches the other checks.
+_COUNT_CHECKS = ("miscount", "uncoloured_count")
+
+
 def _miscount(program: Any, frame: QuestionFrame) -> str | None:
-    """Why the program's count is of another thing than the question counts (the miscount check): the step
-    rewrites such a program before its answer reaches the other checks."""
+    """Why the program's count is not of what the question counts (:data:`_COUNT_CHECKS`), or None."""
     if frame.kind != "number" or not program.ok or not program.has_final_answer:
         return None
     answer = frame.answer.coerce(program.final_answer)
-    return run_check("miscount", answer, Evidence(program.calls), frame) if answer is not None else None
+    if answer is None:
+        return None
+    return next((why for name in _COUNT_CHECKS if (why := run_check(name, answer, Evidence(program.calls), frame))), None)
 
 
 def _no_box(program: Any) -> str | None:

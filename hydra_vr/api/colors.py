@@ -27,6 +27,7 @@ import numpy as np
 from PIL import Image
 
 from hydra_vr.api.types import ColorShare
+from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
 from hydra_vr.lexicon.words import GENERIC_NOUNS, REGION_NOUNS, one_of
 
 # teal: blue-green (hue 165-195), a colour of its own; named blue, a close-up's dark teal backdrop was "black
@@ -321,6 +322,24 @@ def region_colors(name: str) -> tuple[str, ...]:
     if not colours or any(c is None for c in colours):
         return ()
     return tuple(dict.fromkeys(c for c in colours if c is not None))
+
+
+def head_colors(name: str) -> tuple[str, ...]:
+    """The colour words that describe the thing a name names: those before its first other noun ("dark blue car"
+    -> ("blue",), the shade dropped; "red and white bus" -> ("red", "white")). A colour after the noun describes
+    something else ("man in red shirt" -> ()); a name of colours only names no thing (:func:`region_colors`)."""
+    colours: list[str] = []
+    previous = ""
+    for word in re.findall(r"[a-z]+", name.lower()):
+        if is_color_name(word):
+            if colours and previous == colours[-1]:
+                colours.pop()  # "dark blue", "light green": the first word shades the second
+            colours.append(word)
+        elif (wn.is_noun(word) and not wn.is_adjective(word)  # "dark", "light": a shade, not the thing
+              and not one_of(word, GENERIC_NOUNS | REGION_NOUNS) and word not in _COLOUR_NOUNS):
+            return tuple(dict.fromkeys(colours))
+        previous = word
+    return ()
 
 
 def color_regions(image: Image.Image, color: str, *, max_regions: int = 20) -> list[tuple[tuple[float, float, float, float], float]]:

@@ -203,6 +203,8 @@ class VisionToolbox:
             if explain is not None:
                 meta["mapping"] = explain(name)
             map_name = getattr(detector, "map_name", None)  # closed-set detectors: can it look for this name at all?
+            if dets:  # "red car": the detector finds cars; their own pixels say which are red
+                dets, meta["mapping"] = self._keep_colored(image, name, dets, meta.get("mapping") or f"{name!r}: the detector")
             if map_name is not None and not map_name(name):
                 kinds = shape_ops.shape_kinds(name) if self.config.shapes else ()
                 colours = color_ops.region_colors(name)
@@ -242,13 +244,14 @@ class VisionToolbox:
 
     @staticmethod
     def _keep_colored(image: Image.Image, name: str, dets: list[Detection], how: str) -> tuple[list[Detection], str]:
-        """Keep the finds whose own pixels have the colours ``name`` asks for ("green shape", "black coat")."""
-        wanted = [w for w in re.findall(r"[a-z]+", _normalize_name(name)) if color_ops.is_color_name(w)]
+        """Keep the finds whose own pixels have the colours ``name`` gives its thing ("green shape", "black coat";
+        not the shirt's red of "man in red shirt": :func:`colors.head_colors`)."""
+        wanted = color_ops.head_colors(_normalize_name(name))
         if not wanted:
             return dets, how
         crops = [image.crop(tuple(d.box.to_list(None))) for d in dets]
-        dets = [d for d, crop in zip(dets, crops) if all(color_ops.has_color(crop, w, foreground=True)[0] for w in wanted)]
-        return dets, how + f", kept those whose pixels are {' and '.join(wanted)}"
+        kept = [d for d, crop in zip(dets, crops) if all(color_ops.has_color(crop, w, foreground=True)[0] for w in wanted)]
+        return kept, how + f", kept {len(kept)} of {len(dets)} whose own pixels are {' and '.join(wanted)}"
 
     def _color_regions(self, image: Image.Image, name: str, colours: tuple[str, ...]) -> tuple[list[Detection], str]:
         """find() of a bare colour name: connected regions of pixels of that colour (each colour asked for)."""
