@@ -278,3 +278,37 @@ def test_a_count_of_every_thing_where_a_colour_is_counted_is_rewritten() -> None
     shaded = parse("How many dark blue kites fly above the beach?")
     assert "find('blue kite')" in (checks.check_answer(shaded, "2", [_find("kite", [[0, 0, 1, 1], [2, 2, 3, 3]])]) or "")
     assert checks.check_answer(parse("How many people in red shirts are there?"), "3", [_find("people", [[0, 0, 1, 1]] * 3)]) is None
+
+
+def test_rewrites_are_declared_recorded_with_what_replaced_the_answer_and_switched_off_by_name() -> None:
+    assert {"read_patch", "composed_reply", "nobody_there", "placed_box"} <= set(checks.check_names())
+    riding = parse("Is anybody riding the horse?")
+    horse = [_find("horse", [[10, 10, 90, 90]])]
+    looked: list[str] = []
+
+    def look(name: str) -> list:
+        looked.append(name)
+        return []
+
+    with checks.collecting() as fired:
+        value, why = checks.rewrite("nobody_there", "yes", checks.Evidence(horse, look=look), riding)
+    assert (value, looked) == ("no", ["person"]) and "found no one" in (why or "")
+    assert [f.to_dict() for f in fired] == [{"check": "nobody_there", "answer": "yes", "reason": why, "to": "no"}]
+    # a person the program or the look found is the evidence; switched off, the answer stands
+    rider = [_find("person", [[20, 5, 60, 50]])]
+    assert checks.rewrite("nobody_there", "yes", checks.Evidence(horse + rider, look=look), riding) == ("yes", None)
+    assert checks.rewrite("nobody_there", "yes", checks.Evidence(horse, look=lambda n: rider[0].result), riding) == ("yes", None)
+    with checks.disabled(["nobody_there"]):
+        assert checks.rewrite("nobody_there", "yes", checks.Evidence(horse, look=look), riding) == ("yes", None)
+    # the replies a program glued to the question's words; the text of a patch a reading question returned
+    wearing = parse("What are the two boys wearing?")
+    glued = [_query("What is the boy wearing?", "jacket"), _query("What is the other boy wearing?", "jacket")]
+    assert checks.rewrite("composed_reply", "two boys wearingjacketjacket", checks.Evidence(glued), wearing)[0] == "jacket"
+    banner = ToolCallRecord("find", {"name": "text"}, [Detection(Box(5, 5, 80, 20), "text", 0.9, "ocr", text="OPEN LATE")], 1.0)
+    patch = {"box": [5, 5, 80, 20]}
+    assert checks.rewrite("read_patch", patch, checks.Evidence([banner]), parse("What does the banner say?"))[0] == "OPEN LATE"
+    assert checks.rewrite("read_patch", patch, checks.Evidence([banner]), parse("How many banners are there?")) == (patch, None)
+    # a grounding box (no frame): the patch the expression's place picks among one find's patches
+    cups = [_find("cup", [[300, 50, 380, 120], [10, 50, 90, 120]])]
+    box, why = checks.rewrite("placed_box", [300, 50, 380, 120], checks.Evidence(cups, query="the cup on the far left"), None)
+    assert box == [10, 50, 90, 120] and why

@@ -6,6 +6,8 @@ the answer, and the program's code when there is one) that returns why the answe
 wins. Every refusal is a :class:`Firing`; :func:`collecting` gathers an episode's firings into its trace,
 so reports can say how often each check fired and how accurate the answers it touched were, and
 :func:`disabled` switches checks off by name (``--set answers.disable=[name, ...]``) for an ablation.
+The rewrites (:mod:`hydra_vr.agent.rewrites`: an answer replaced by what its evidence says) run through
+:func:`rewrite` and are recorded and switched off the same way.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, asked_presence, expected_type, miscount,
                                   yesno_word)
+from hydra_vr.agent.rewrites import ANSWER_REWRITES
 from hydra_vr.api.colors import head_colors, is_color_name
 from hydra_vr.api.tools import search_settles
 from hydra_vr.lexicon import wordnet as wn
@@ -29,10 +32,16 @@ from hydra_vr.question.frame import QuestionFrame, asked_focus
 
 @dataclass(frozen=True)
 class Evidence:
-    """What an answer rests on: the tool calls behind it (in order) and the program's code, if any."""
+    """What an answer rests on: the tool calls behind it (in order) and the program's code, if any. A rewrite
+    (:mod:`hydra_vr.agent.rewrites`) may also read the photo (``image``), the grounding expression (``query``:
+    a box has no question frame) or look once more (``look(name)``: what one find(name) on the whole photo
+    returns, None when it could not run)."""
 
     calls: Sequence[Any] = ()
     code: str = ""
+    image: str = ""
+    query: str = ""
+    look: Callable[[str], Sequence[Any] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -54,14 +63,15 @@ class Check:
 
 @dataclass(frozen=True)
 class Firing:
-    """One refusal: which check, the answer it refused and why."""
+    """One refusal (which check, the answer it refused and why) or one rewrite (``to``: what replaced it)."""
 
     check: str
     answer: str
     reason: str
+    to: str | None = None
 
     def to_dict(self) -> dict[str, str]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
 # ------------------------------------------------------------------------------------------ the checks
@@ -441,7 +451,8 @@ ANSWER_CHECKS: tuple[Check, ...] = (
 
 
 def check_names() -> tuple[str, ...]:
-    return tuple(c.name for c in ANSWER_CHECKS)
+    """Every answer rule an ablation may switch off: the checks, then the rewrites."""
+    return tuple(c.name for c in (*ANSWER_CHECKS, *ANSWER_REWRITES))
 
 
 # ------------------------------------------------------------------------------------------ the runner
@@ -493,6 +504,21 @@ def run_checks(kind: str, answer: str, evidence: Evidence, frame: QuestionFrame 
     box) is refused by the first check that refuses it, or None. Each refusal is recorded in the
     :func:`collecting` context, if any."""
     return next((reason for check in ANSWER_CHECKS if (reason := _fire(check, kind, answer, evidence, frame))), None)
+
+
+def rewrite(name: str, value: Any, evidence: Evidence, frame: QuestionFrame | None) -> tuple[Any, str | None]:
+    """(the value, why) after the named rewrite (:data:`ANSWER_REWRITES`), where it applies to ``frame``'s answer
+    type ("box" without a frame) and is not switched off; (``value``, None) when it leaves the value alone. Each
+    rewrite is recorded like a refusal, with what replaced the value."""
+    rule = next(r for r in ANSWER_REWRITES if r.name == name)
+    if name in _DISABLED.get() or not rule.applies(frame.kind if frame is not None else "box"):
+        return value, None
+    done = rule.apply(evidence, frame, value)
+    if done is None:
+        return value, None
+    if (fired := _FIRED.get()) is not None:
+        fired.append(Firing(name, str(value)[:200], done[1], str(done[0])[:200]))
+    return done
 
 
 def run_check(name: str, answer: str, evidence: Evidence, frame: QuestionFrame) -> str | None:

@@ -21,11 +21,10 @@ from typing import Any, Protocol
 
 from PIL import Image
 
-from hydra_vr.agent.checks import Evidence, check_answer, run_check, run_checks
+from hydra_vr.agent.checks import Evidence, check_answer, rewrite, run_check, run_checks
+from hydra_vr.agent.rewrites import same_box
 from hydra_vr.agent.types import Attempt, Task
-from hydra_vr.answer_types import asks_anyone, composed_of, is_failure_answer
-from hydra_vr.api.choose import choose, cue
-from hydra_vr.api.image_patch import load_image
+from hydra_vr.answer_types import is_failure_answer
 from hydra_vr.api.names import expression_names
 from hydra_vr.api.types import Box
 from hydra_vr.memory import MemoryEntry, StateMemoryBank, textualize_step
@@ -151,18 +150,20 @@ def run_step(
     # earlier step measured (the memory bank holds it), which is founded.
     written = attempts[-1].code if attempts and not earlier else ""
     guess, note = typed_guess(program, frame, written) if frame is not None and task == "vqa" else (None, None)
-    if frame is not None and task == "vqa" and program.ok and guess != "no" and frame.kind == "yesno" and asks_anyone(frame.text):
-        nobody = _nobody(program, runner, image_path)
+    if frame is not None and task == "vqa" and program.ok:
+        look = Evidence(program.calls, look=lambda name: _look(runner, image_path, name))
+        guess, nobody = rewrite("nobody_there", guess, look, frame)
         if nobody:  # the program said yes because the motorcycle is there; no one is there to ride it
-            guess, note = "no", nobody
+            note = nobody
             observation += f"\nNote: {nobody}"
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     if size is not None and _whole_image_on_nothing(program, size):
         boxes = []  # the whole image after every find came back empty grounds nothing: the episode goes on
-    placed = placed_box(program, expression, boxes[0], image_path) if expression and len(boxes) == 1 else None
-    if placed is not None:  # a small model takes people[-1] for "the far right" (find() lists by score), woman[0] for "the woman in the green scarf"
-        boxes = [placed[0]]
-        observation += f"\nNote: {placed[1]}"
+    if expression and len(boxes) == 1:  # a small model takes people[-1] for "the far right" (find() lists by score)
+        box, placed = rewrite("placed_box", boxes[0], Evidence(program.calls, image=image_path, query=expression), None)
+        if placed:
+            boxes = [box]
+            observation += f"\nNote: {placed}"
     return StepOutcome(attempts, program, observation, guess, note, boxes)
 
 
@@ -253,7 +254,7 @@ def _whole_image_on_nothing(program: Any, size: tuple[int, int] | None) -> str |
 def _find_source(program: Any, box: Sequence[float]) -> str | None:
     """The name of the whole-image find() that returned ``box`` (the last such call), or None."""
     for call in reversed(program.calls):
-        if call.tool == "find" and any(_same_box(box, d.box.to_list()) for d in call.result or []):
+        if call.tool == "find" and any(same_box(box, d.box.to_list()) for d in call.result or []):
             return str(call.args.get("name", "")).strip().lower()
     return None
 
@@ -289,51 +290,11 @@ def off_expression(program: Any, expression: str, runner: ProgramRunner, image_p
             f"names {name!r}, and find({name!r}) found {len(hit.result)} elsewhere ({shown})")
 
 
-def _nobody(program: Any, runner: ProgramRunner, image_path: str) -> str | None:
-    """Why "Is anyone ...?" is answered no, or None: the detector finds no person in the photo. A program
-    that found the motorcycle answered "Is anyone riding the bicycle?" yes; a person it found is the
-    evidence, else one find("person") looks."""
-    if any(d.label == "person" for c in program.calls if c.tool == "find" for d in c.result or []):
-        return None
-    check = runner.run('people = ImagePatch(image).find("person")\n', image_path)
-    look = next((c for c in check.calls if c.tool == "find"), None) if check.ok else None
-    if look is None or look.result:
-        return None
-    return 'the question asks whether anyone is there doing it, and find("person") found no one in the photo: no'
-
-
-def _same_box(a: Sequence[float], b: Sequence[float], tol: float = 1.5) -> bool:
-    return all(abs(float(u) - float(v)) <= tol for u, v in zip(a, b))
-
-
-def placed_box(program: Any, expression: str, box: Sequence[float], image_path: str | None = None) -> tuple[list[float], str] | None:
-    """(the box, why) when ``expression`` tells its thing among others of its kind by place ("the person on
-    the far right", "the bottom right tile") or by the colour of what a person wears ("the woman in the green
-    coat": read in ``image_path``'s pixels), and ``box``, the program's answer, is another of the patches
-    one find() on the whole image returned than the one so picked; None otherwise (nothing told, one
-    candidate, the pixels do not tell, or the program's pick agrees). Only finds whose boxes are in the
-    image's own pixels are compared."""
-    told = cue(expression)
-    if told is None or (told.where is None and not image_path):
-        return None
-    for call in reversed(program.calls):
-        if call.tool != "find" or len(call.result or []) < 2:
-            continue
-        found = [d.box.to_list() for d in call.result]
-        if not any(_same_box(box, b) for b in found):
-            continue
-
-        def crops() -> list[Image.Image]:
-            image = load_image(image_path)
-            return [image.crop(tuple(b)) for b in found]
-
-        idx = choose(told, found, crops)
-        if idx is None or _same_box(box, found[idx]):
-            return None
-        best, shown = found[idx], [round(v) for v in found[idx]]
-        return best, (f"{told.describe()}: of the {len(found)} patches find({call.args.get('name')!r}) "
-                      f"returned that is the one at {shown}, not final_answer's {[round(v) for v in box]}; grounded to it")
-    return None
+def _look(runner: ProgramRunner, image_path: str, name: str) -> list[Any] | None:
+    """What one find(name) on the whole photo returns (the ``look`` of a rewrite's evidence); None if it failed."""
+    done = runner.run(f"found = ImagePatch(image).find({name!r})\n", image_path)
+    call = next((c for c in done.calls if c.tool == "find"), None) if done.ok else None
+    return None if call is None else list(call.result or [])
 
 
 def typed_guess(program: Any, frame: QuestionFrame, code: str = "") -> tuple[str | None, str | None]:
@@ -347,15 +308,12 @@ def typed_guess(program: Any, frame: QuestionFrame, code: str = "") -> tuple[str
         return None, None  # the error is already in the feedback
     if not program.has_final_answer or program.final_answer is None:
         return None, "the program set no final_answer; try another way to get the answer"
-    value = program.final_answer
+    evidence = Evidence(program.calls)
+    value, _ = rewrite("read_patch", program.final_answer, evidence, frame)  # "What is the title?" -> the patch's text
     if isinstance(value, (dict, list)):
-        read = patch_text(value, program.calls) if frame.reading else None
-        if read is None:
-            return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
-        value = read  # "What is the title?" -> the text patch find() returned: its text is the answer
-    replies = [getattr(c.result, "text", c.result) for c in program.calls if c.tool in ("simple_query", "llm_query")]
+        return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
+    value, _ = rewrite("composed_reply", value, evidence, frame)  # "two men wearing" + "suit" + "suit" -> suit
     spec = frame.answer
-    value = composed_of(value, frame.text, replies) or value  # "two men wearing" + "suit" + "suit" -> suit
     typed = spec.coerce(value)
     if typed is not None:
         refused = check_answer(frame, typed, program.calls, code)
@@ -365,25 +323,6 @@ def typed_guess(program: Any, frame: QuestionFrame, code: str = "") -> tuple[str
         return None, (f"{reason}; the detector may have no class for that name: try another approach, for example "
                       "simple_query on the whole image")
     return None, reason
-
-
-def patch_text(value: Any, calls: Sequence[Any]) -> str | None:
-    """The text OCR read in a final_answer patch (or a one-patch list), when find() returned that patch as
-    written text; None otherwise. Programs for "What is the heading at the top of the poster?" return the
-    title's patch, and asked again the describe LLM answered "title" from the same OCR lines."""
-    if isinstance(value, list):
-        if len(value) != 1:
-            return None
-        value = value[0]
-    if not isinstance(value, dict) or value.get("box") is None:
-        return None
-    for call in reversed(calls):
-        if call.tool != "find":
-            continue
-        for det in call.result or []:
-            if getattr(det, "text", None) and _same_box(value["box"], det.box.to_list()):
-                return str(det.text)
-    return None
 
 
 def boxes_of(value: Any) -> list[list[float]]:
@@ -440,5 +379,5 @@ class EpisodeState:
         return [runner.run(code, image_path) for code in self.programs]
 
 
-__all__ = ["CodeWriter", "EpisodeState", "ProgramRunner", "StepOutcome", "boxes_of", "placed_box", "repeated_step", "result_dict", "run_step",
+__all__ = ["CodeWriter", "EpisodeState", "ProgramRunner", "StepOutcome", "boxes_of", "repeated_step", "result_dict", "run_step",
            "typed_guess"]

@@ -171,8 +171,8 @@ def _vqa(records: Sequence[Record], metrics: dict[str, dict[str, Any]]) -> dict[
 
 
 def _checks(records: Sequence[Record]) -> dict[str, dict[str, Any]]:
-    """Per answer check (``agent.checks``): in how many rows it refused an answer, and the mean score of those
-    rows (what the answers it touched ended as)."""
+    """Per answer check or rewrite (``agent.checks``): in how many rows it refused or rewrote an answer, and the
+    mean score of those rows (what the answers it touched ended as)."""
     fired: dict[str, list[float]] = {}
     for r in records:
         for name in r.get("checks") or ():  # a row's own main score, as in the category breakdown
