@@ -159,3 +159,17 @@ def test_find_keeps_the_detections_whose_own_pixels_have_the_named_colour(embedd
     assert recoloured, "the detector still finds it with its hues turned"
     assert embedded_toolbox.look_for(turned, "blue bus")[0] == []
     assert len(embedded_toolbox.look_for(turned, "green bus")[0]) == len(recoloured)
+
+
+def test_a_coloured_name_no_tool_knows_is_looked_for_as_regions_of_its_colour(embedded_toolbox) -> None:
+    img = Image.new("RGB", (320, 240), (235, 235, 225))
+    draw = ImageDraw.Draw(img)
+    for x in (40, 140, 240):
+        draw.ellipse([x, 90, x + 40, 130], fill=(200, 30, 30))
+    draw.rectangle([150, 180, 200, 220], fill=(30, 60, 200))
+    reds, meta = embedded_toolbox.look_for(img, "red sticker")
+    assert len(reds) == 3 and meta["measured"] and "regions of red pixels stand in" in meta["mapping"]
+    assert len(embedded_toolbox.look_for(img, "blue sticker")[0]) == 1
+    none, meta = embedded_toolbox.look_for(img, "green sticker")
+    assert none == [] and meta["measured"]  # no green pixels: an empty search over every pixel is evidence
+    assert embedded_toolbox.look_for(img, "sticker")[1].get("unsearchable")  # no colour: nothing to stand in

@@ -217,6 +217,12 @@ class VisionToolbox:
                 elif (seen := self._classifier_regions(image, name)) is not None:
                     dets, meta["mapping"] = seen
                     meta["unsearchable"] = not dets  # the classifier's miss is weak evidence of absence
+                elif len(head := color_ops.head_colors(name)) == 1:  # "red balloon": no tool knows balloons
+                    colour = color_ops.canonical_color(head[0]) or head[0]
+                    dets, _ = self._color_regions(image, name, (colour,))
+                    meta["mapping"] = (f"{name!r} names nothing a tool looks for; regions of {colour} pixels stand in "
+                                       f"for it (not the backdrop)")
+                    meta["measured"] = True  # no pixel of that colour: no such thing
                 else:
                     meta["unsearchable"] = True  # an empty result says nothing about the scene
             if not dets and meta.get("mapping"):
