@@ -9,8 +9,10 @@ have given. Each episode the loop got wrong falls in the first class that fits:
 - ``never_right``: no option at any executed step gave the right answer (tools, reasoner or planner).
 
 It also prints the oracle accuracy (a controller that always picks an option that ends right, where one
-was recorded) and how often a step's options all gave the same outcome: with nothing to choose between,
-no controller can gain there.
+was recorded), how often a step's options all gave the same outcome (with nothing to choose between, no
+controller can gain there), and what the whole-question option (``agent.hydra.whole_query``) gave where it
+was offered: how often it ended the episode, right, and how often another option of that step ended right
+where it ended wrong (all a controller could gain over always picking it).
 
     python benchmarks/loop_losses.py /path/to/episodes.jsonl [--json out.json] [--show 5]
 """
@@ -49,6 +51,7 @@ def classify(episode: dict[str, Any]) -> dict[str, Any]:
     any_final_right = False
     passed_over = continued_past = False
     same_outcomes: list[bool] = []
+    whole: dict[str, bool] | None = None
     for st in steps:
         rounds = st.get("rounds") or []
         choice = rounds[-1].get("choice", -1) if rounds else -1
@@ -65,17 +68,39 @@ def classify(episode: dict[str, Any]) -> dict[str, Any]:
                     passed_over = True
             if i == choice and right and not o.get("final"):
                 continued_past = True
+        if whole is None:
+            whole = _whole_option(st, right_for)
     verdict = "right" if loop_right else (
         "passed_over" if passed_over else "continued_past" if continued_past else "never_right")
     return {"id": episode.get("id"), "query": episode.get("query"), "answer": result.get("answer"),
             "gt": gt.get("answer"), "verdict": verdict, "oracle_right": loop_right or any_final_right,
-            "steps": len(steps), "steps_without_choice": sum(same_outcomes), "executed_steps": len(same_outcomes)}
+            "steps": len(steps), "steps_without_choice": sum(same_outcomes), "executed_steps": len(same_outcomes),
+            "whole": whole}
+
+
+def _whole_option(step: dict[str, Any], right_for: Callable[[str | None, list | None], bool]) -> dict[str, bool] | None:
+    """What the whole-question option of ``step`` gave (None when the step did not offer it): whether it ended
+    the episode, right, and whether another option ended right where it did not."""
+    from hydra_vr.agent.strategies.hydra import is_whole_query
+
+    rounds = step.get("rounds") or []
+    options = rounds[-1].get("options") or [] if rounds else []
+    outcomes = step.get("outcomes") or []
+    at = next((i for i, o in enumerate(options) if is_whole_query(str(o.get("instruction", "")))), None)
+    if at is None or at >= len(outcomes) or not outcomes[at].get("recorded"):
+        return None
+    mine = outcomes[at]
+    right = bool(mine.get("final")) and right_for(mine.get("answer"), mine.get("boxes"))
+    others = any(o.get("recorded") and o.get("final") and right_for(o.get("answer"), o.get("boxes"))
+                 for i, o in enumerate(outcomes) if i != at)
+    return {"ended": bool(mine.get("final")), "right": right, "another_right": others and not right}
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
     counts = collections.Counter(r["verdict"] for r in rows)
     steps = sum(r["executed_steps"] for r in rows)
+    whole = [r["whole"] for r in rows if r.get("whole") is not None]
     return {
         "episodes": n,
         "loop_accuracy": round(100 * counts["right"] / n, 1) if n else None,
@@ -83,6 +108,9 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "losses": {c: counts[c] for c in CLASSES},
         "mean_steps": round(steps / n, 2) if n else None,
         "steps_whose_options_all_agree": f"{sum(r['steps_without_choice'] for r in rows)}/{steps}",
+        "whole_question_option": {"offered": len(whole), "ended": sum(w["ended"] for w in whole),
+                                  "right": sum(w["right"] for w in whole),
+                                  "another_option_right_where_it_was_not": sum(w["another_right"] for w in whole)},
     }
 
 

@@ -37,3 +37,25 @@ def test_each_wrong_episode_falls_in_one_loss_class(tmp_path, capsys):
     assert summary["loop_accuracy"] == 25.0 and summary["oracle_accuracy"] == 50.0
     assert summary["losses"] == {"passed_over": 1, "continued_past": 1, "never_right": 1}
     assert mod.main([str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_what_the_whole_question_option_gave_where_it_was_offered(tmp_path, capsys):
+    mod = _module()
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    def offered(result, outcomes, choice=0):
+        episode = _episode(result, [(choice, outcomes)])
+        episode["steps"][0]["rounds"][0]["options"] = [{"instruction": WHOLE_QUERY}, {"instruction": "Look in the bowl"}]
+        return episode
+
+    kept = offered("kiwi", [_outcome("kiwi"), _outcome("plum")])  # it ended right
+    beaten = offered("plum", [_outcome("plum"), _outcome("kiwi")])  # it ended wrong, the other option right
+    failed = offered("kiwi", [_outcome(None, "continue", False), _outcome("kiwi")], choice=1)  # it gave no answer
+    plain = _episode("kiwi", [(0, [_outcome("kiwi")])])  # not offered
+    assert mod.classify(plain)["whole"] is None
+    assert mod.classify(beaten)["whole"] == {"ended": True, "right": False, "another_right": True}
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in (kept, beaten, failed, plain)) + "\n", encoding="utf-8")
+    assert mod.main([str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["whole_question_option"] == {
+        "offered": 3, "ended": 2, "right": 1, "another_option_right_where_it_was_not": 2}
