@@ -109,16 +109,27 @@ PREFIX = [
 QUESTIONS = ["How many boxes of tea are on shelf 4?", "What colour are the labels on shelf 9?"]
 
 RUN = r"""
-import json, sys
+import hashlib, json, sys
+import numpy as np
 from hydra_vr.llm.base import ChatMessage
 from hydra_vr.llm.llama_cpp_backend import LlamaCppChat
 spec = json.loads(sys.argv[1])
 chat = LlamaCppChat(spec["model"], cache_dir=spec["cache_dir"], n_ctx=2048, **spec["options"])
 prefix = [ChatMessage(**m) for m in spec["prefix"]]
+llm = chat.load()
+evaluated = {}  # KV length after an eval -> the logits of its last token, as bytes
+plain_eval = llm.eval
+def eval_and_keep(tokens):
+    plain_eval(tokens)
+    evaluated[llm.n_tokens] = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),)).tobytes()
+llm.eval = eval_and_keep
 calls = []
 for q in spec["questions"]:
+    evaluated.clear()
     r = chat.chat([*prefix, ChatMessage("user", q)], max_tokens=8, temperature=0.0)
-    calls.append({"text": r.text, "prompt_tokens": r.prompt_tokens, "meta": r.meta})
+    # the logits at the prompt's last token: what greedy decoding starts from
+    logits = hashlib.sha256(evaluated[r.prompt_tokens]).hexdigest()
+    calls.append({"text": r.text, "prompt_tokens": r.prompt_tokens, "meta": r.meta, "logits": logits})
 identity = chat._states.identity if chat._states is not None else None
 chat.close()
 print(json.dumps({"calls": calls, "identity": identity}))
@@ -174,6 +185,16 @@ class TestRealModel:
         texts = {name: [c["text"] for c in three_runs[name]["calls"]] for name in ("off", "first", "second")}
         assert texts["off"] == texts["first"] == texts["second"]
         assert texts["off"][0].strip().startswith("5")
+
+    def test_a_call_does_not_depend_on_the_calls_before_it(self, three_runs: dict[str, Any], model_cache: Path) -> None:
+        # The same question after another one, in the writer's process and in a reader's that asks it last:
+        # llama.cpp's numbers change with how tokens fall into batches, so each call starts from its prefix.
+        again = run_fresh(model_cache, three_runs["dir"], [QUESTIONS[0], QUESTIONS[1], QUESTIONS[0]])["calls"]
+        reader = run_fresh(model_cache, three_runs["dir"], [QUESTIONS[1], QUESTIONS[0]])["calls"]
+        first = three_runs["first"]["calls"][0]
+        assert again[0]["logits"] == again[2]["logits"] == reader[1]["logits"] == first["logits"]
+        assert reader[0]["logits"] == three_runs["first"]["calls"][1]["logits"]
+        assert again[2]["meta"]["prompt_eval_tokens"] <= first["prompt_tokens"] - first["meta"]["state_cache_tokens"] + 1
 
     def test_identity_names_version_model_and_context(self, three_runs: dict[str, Any]) -> None:
         import llama_cpp

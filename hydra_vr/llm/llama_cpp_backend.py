@@ -1,12 +1,14 @@
 """The embedded chat model: a GGUF run in process by llama-cpp-python.
 
-The ``Llama`` object is created on the first call and kept, because llama.cpp reuses the KV cache
-of the previous prompt's longest common token prefix: a long few-shot prompt is evaluated once
-and later calls that share it only pay for their new tokens. ``prompt_cache="ram"`` additionally
-keeps the KV state of earlier prompts, so prompts that alternate (planner, coder, reasoner) each
-find their own prefix again. ``state_cache`` (on by default) also keeps, on disk, the KV state at
-the end of each stable prefix (every message but the last user turn: a role's system prompt and
-few-shot turns), so a new process loads it instead of paying the cold prefill again.
+The ``Llama`` object is created on the first call and kept. ``state_cache`` (on by default) keeps, on
+disk, the KV state at the end of each stable prefix (every message but the last user turn: a role's
+system prompt and few-shot turns): every call starts from its own prefix's state (still in the KV cache,
+or restored) and evaluates only its last turn, so a long few-shot prompt is evaluated once per machine,
+and a call's greedy answer depends on its prompt alone, not on the calls before it (llama.cpp's numbers
+change with how tokens are split into batches). Without it, llama.cpp reuses the previous prompt's
+longest common token prefix and ``prompt_cache="ram"`` keeps the KV state of earlier prompts, so
+prompts that alternate (planner, coder, reasoner) each find their own prefix again; answers may then
+differ with the order of the calls.
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ class LlamaCppChat:
         self._deadline: float | None = None
         self._timed_out = False
         self._states: PrefixStateCache | None = None
-        self._families: set[str] = set()  # prefixes already restored or saved by this Llama
+        self._families: dict[str, tuple[int, ...]] = {}  # a role's stable messages -> their prefix tokens (() if short)
         self._state_writes = 0
         self._capture = False
 
@@ -154,12 +156,15 @@ class LlamaCppChat:
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise LLMError(f"llama.cpp could not load {path}: {exc}") from exc
-        if self.prompt_cache == "ram":
+        # Recurrent / hybrid models cannot truncate their memory to a prefix, which restoring relies on.
+        prefixed = self.state_cache and not (getattr(llm, "_is_recurrent", False) or getattr(llm, "_is_hybrid", False))
+        if self.prompt_cache == "ram" and not prefixed:
+            # With prefix states each call starts from its own prefix (:meth:`_prefix_state`); the RAM cache would
+            # restore a longer state an earlier call left, and the answer would depend on what came before.
             llm.set_cache(_compact_ram_cache(llama_cpp, self.prompt_cache_mb << 20))
         self._install_deadline(llm, llama_cpp)
         self._families.clear()
-        # Recurrent / hybrid models cannot truncate their memory to a prefix, which restoring relies on.
-        if self.state_cache and not (getattr(llm, "_is_recurrent", False) or getattr(llm, "_is_hybrid", False)):
+        if prefixed:
             self._states = PrefixStateCache(
                 self.cache_dir / "llm" / "llama-states", self._state_identity(llm, llama_cpp), self.state_cache_mb << 20
             )
@@ -230,32 +235,31 @@ class LlamaCppChat:
         return None
 
     def _prefix_state(self, llm: Any, messages: list[dict[str, str]]) -> dict[str, Any]:
-        """Restore, or evaluate and save, the KV state at the end of this call's stable prefix.
+        """Start this call from the KV state at the end of its stable prefix: restored, or evaluated and saved.
 
-        The stable prefix is every message but the last user turn (a role's system prompt and
-        few-shot turns). This runs once per prefix per loaded model: afterwards the RAM cache and
-        llama.cpp's own prefix matching find it. Evaluating the prefix first costs nothing extra,
-        the call would evaluate those tokens anyway; the state is then copied once to disk.
+        The stable prefix is every message but the last user turn (a role's system prompt and few-shot turns).
+        Each call then evaluates only its own turn, from the end of that prefix, and the prefix itself is always
+        evaluated from the first token. llama.cpp's numbers depend on how the tokens are split into batches, so
+        this makes a call's greedy answer a function of its prompt alone: not of the calls before it in the
+        process (which left other tokens in the KV cache), nor of a run being resumed or split over workers.
+        The state is on disk once per prefix; in a process, a call whose prefix is still in the KV cache only
+        drops what the previous call added after it. A call with a short or no stable prefix is evaluated
+        from the first token.
         """
-        if self._states is None or len(messages) < 2 or messages[-1]["role"] != "user":
+        if self._states is None:
             return {}
         family = hashlib.sha256(json.dumps(messages[:-1]).encode()).hexdigest()
-        if family in self._families:
-            return {}
-        self._families.add(family)
-        full = self._prompt_tokens(llm, messages)
-        head = self._prompt_tokens(llm, messages[:-1])
-        if full is None or head is None or len(full) >= llm.n_ctx():
-            return {}  # an unusual handler, or a prompt llama.cpp will refuse anyway
-        # The template's generation prompt ends ``head``: keep only what the real call shares, and
-        # leave at least one token to evaluate (sampling needs fresh logits).
-        n = min(_common_prefix(full, head), len(full) - 1)
+        first = family not in self._families
+        if first:
+            self._families[family] = self._stable_prefix(llm, messages)
+        prefix = list(self._families[family])
+        n = len(prefix)
         if n < self.state_cache_min_tokens:
-            return {"state_cache": "short", "state_cache_tokens": n}
-        prefix = full[:n]
-        have = _common_prefix(llm.input_ids[: llm.n_tokens], prefix)
-        if have == n:  # another family with the same tokens already put it in the KV cache
-            return {"state_cache": "in memory", "state_cache_tokens": n}
+            llm.n_tokens = 0  # evaluated from the start, whatever the cache held
+            return {"state_cache": "short", "state_cache_tokens": n} if first else {}
+        if _common_prefix(llm.input_ids[: llm.n_tokens], prefix) == n:
+            llm.n_tokens = n  # the prefix is in the KV cache: drop what the last call added after it
+            return {"state_cache": "in memory", "state_cache_tokens": n} if first else {}
         states = self._states
         start = time.perf_counter()
         try:
@@ -267,14 +271,12 @@ class LlamaCppChat:
                 except RuntimeError as exc:  # llama.cpp refused it (layout of another build): rebuild
                     states.discard(states.key(prefix))
                     llm.reset()
-                    have = 0
                     log.warning("llama.cpp refused the prefix state in %s (%s); rebuilding it", states.directory, exc)
                     lookup.status = f"corrupt: llama.cpp refused it ({exc})"
+            llm.n_tokens = 0
+            llm.eval(prefix)  # from the first token, as every process evaluates it; drops the KV cells past n_tokens first
             if self._state_writes >= MAX_STATE_WRITES:
                 return {"state_cache": lookup.status, "state_cache_tokens": n}
-            # Evaluate the prefix on top of what the KV cache already shares with it, then save.
-            llm.n_tokens = have
-            llm.eval(prefix[have:])  # drops the KV cells past n_tokens first
             save_start = time.perf_counter()
             written = states.put(prefix, _kv_state(llm))
         except StateCacheError as exc:  # a read-only or full disk... must not fail the call
@@ -289,6 +291,19 @@ class LlamaCppChat:
             "state_cache_bytes": written,
             "state_cache_seconds": time.perf_counter() - save_start,
         }
+
+    def _stable_prefix(self, llm: Any, messages: list[dict[str, str]]) -> tuple[int, ...]:
+        """The tokens a call of ``messages`` shares with every call of its role (all but the last user turn);
+        () when there is no such prefix (one message, or an unusual chat handler)."""
+        if len(messages) < 2 or messages[-1]["role"] != "user":
+            return ()
+        full = self._prompt_tokens(llm, messages)
+        head = self._prompt_tokens(llm, messages[:-1])
+        if full is None or head is None or len(full) >= llm.n_ctx():
+            return ()  # an unusual handler, or a prompt llama.cpp will refuse anyway
+        # The template's generation prompt ends ``head``: keep only what the real call shares, and
+        # leave at least one token to evaluate (sampling needs fresh logits).
+        return tuple(full[: min(_common_prefix(full, head), len(full) - 1)])
 
     @staticmethod
     def _load_kv(llm: Any, prefix: list[int], state: memoryview) -> None:
