@@ -464,3 +464,19 @@ def test_a_failed_whole_question_program_leaves_the_question_to_the_next_step(em
     assert first.instruction == WHOLE_QUERY and first.guess is None and first.decision == "continue"
     assert not any(a.fallback for a in first.attempts)  # no whole-image query stood in for the program
     assert [s.instruction for s in result.steps] == [WHOLE_QUERY, "Find the mugs"] and result.answer == "1"
+
+
+def test_a_yes_to_is_anyone_with_no_person_found_is_rewritten_to_no(embedded_toolbox, sandbox, photo):
+    # the program answers from the cup it found; one more find("person") in the real photo finds no one
+    program = code('cups = ImagePatch(image).find("cup")\nfinal_answer = bool_to_yesno(len(cups) > 0)')
+    question = "Is anybody sipping from the cup?"
+    agent = make_agent(RoleScript(reasoner=[program]), embedded_toolbox, sandbox, mode="vipergpt")
+    result = agent.run(str(photo("coffee")), question)
+    assert result.ok, result.error
+    assert result.answer == "no"
+    assert [(c["check"], c["answer"], c.get("to")) for c in result.checks] == [("nobody_there", "yes", "no")]
+    assert 'find("person") found no one' in result.steps[0].feedback
+    # switched off by name, the program's own answer stands
+    off = HydraAgent(AgentConfig(mode="vipergpt"), RoleScript(reasoner=[program]).chat, embedded_toolbox, sandbox,
+                     disabled_checks=["nobody_there"])
+    assert off.run(str(photo("coffee")), question).answer == "yes"

@@ -292,7 +292,8 @@ def off_expression(program: Any, expression: str, runner: ProgramRunner, image_p
 
 def _look(runner: ProgramRunner, image_path: str, name: str) -> list[Any] | None:
     """What one find(name) on the whole photo returns (the ``look`` of a rewrite's evidence); None if it failed."""
-    done = runner.run(f"found = ImagePatch(image).find({name!r})\n", image_path)
+    # a variable name no program writes: the episode's namespace keeps the programs' own variables
+    done = runner.run(f"rewrite_look = ImagePatch(image).find({name!r})\n", image_path)
     call = next((c for c in done.calls if c.tool == "find"), None) if done.ok else None
     return None if call is None else list(call.result or [])
 
