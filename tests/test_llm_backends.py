@@ -140,33 +140,48 @@ class TestLlamaCpp:
         # The model is still usable after an aborted call.
         assert "5" in inner.chat([SYSTEM, ChatMessage("user", "What is 2 + 3? Reply with the number only.")], max_tokens=8).text
 
-    def test_shared_prefix_is_not_evaluated_again(self, llama: ManagedChatModel) -> None:
-        # ~600 tokens of few-shot context; the second question reuses its KV cache. Token counts
-        # from llama.cpp's own counters, not wall time: other processes may share the CPU.
+    def test_a_role_prefix_is_not_evaluated_again(self, llama: ManagedChatModel) -> None:
+        # ~600 tokens of stable context (the system turn); the second question evaluates only its own turn.
+        # Token counts from llama.cpp's own counters, not wall time: other processes may share the CPU.
         context = "\n".join(f"Example {i}: the {w} box holds {i} marbles." for i, w in enumerate(["red", "green"] * 30))
-        ask = lambda q: llama.inner.chat([SYSTEM, ChatMessage("user", f"{context}\n\nQuestion: {q}")], max_tokens=1)
+        ask = lambda q: llama.inner.chat([ChatMessage("system", context), ChatMessage("user", f"Question: {q}")], max_tokens=1)
         cold = ask("How many boxes are red?")
         warm = ask("How many boxes are green?")
         assert cold.prompt_tokens > 500 and warm.prompt_tokens == cold.prompt_tokens
         assert cold.meta["prompt_eval_tokens"] > 500
         assert 0 < warm.meta["prompt_eval_tokens"] < 20, warm.meta
 
-
-    def test_alternating_prompts_find_their_prefix_in_ram_cache(self, llama: ManagedChatModel) -> None:
-        # Two unrelated prompt families called in turn (planner, coder...): llama.cpp alone only
-        # keeps the last prompt; the RAM cache brings back the earlier one's KV state.
-        a = "You plan steps for visual questions. " + " ".join(f"Plan {i}: find the object, then check it." for i in range(20))
-        b = "You write Python code for an image API. " + " ".join(f"Snippet {i}: patch.find('cup')[{i}]." for i in range(20))
+    def test_alternating_roles_restore_their_prefix_state(self, llama: ManagedChatModel) -> None:
+        # Two unrelated prompt families called in turn (planner, coder...): each call starts from its own
+        # prefix's state (restored from disk after the other family's call), so a repeat gives the same answer.
+        a = "You plan steps for visual questions. " + " ".join(f"Plan {i}: find the object, then check it." for i in range(40))
+        b = "You write Python code for an image API. " + " ".join(f"Snippet {i}: patch.find('cup')[{i}]." for i in range(40))
         ask = lambda system, q: llama.inner.chat([ChatMessage("system", system), ChatMessage("user", q)], max_tokens=1)
         first_a = ask(a, "Is there a cup?")
         ask(b, "Count the cups.")
         second_a = ask(a, "Is there a dog?")
-        assert first_a.meta["prompt_eval_tokens"] > 150
-        assert 0 < second_a.meta["prompt_eval_tokens"] < 20, second_a.meta
+        assert first_a.meta["prompt_eval_tokens"] > 300
+        assert second_a.meta["state_cache"] == "hit" and 0 < second_a.meta["prompt_eval_tokens"] < 20, second_a.meta
         ask(b, "Count the cups.")
-        assert ask(a, "Is there a cup?").text == first_a.text  # a restored state gives the same greedy answer
-        states = llama.inner.load().cache.cache_state.values()
-        assert all(st.scores.shape[0] == 1 for st in states)  # compact states, not n_batch rows of logits
+        assert ask(a, "Is there a cup?").text == first_a.text
+
+    def test_without_prefix_states_the_ram_cache_brings_back_a_prefix(self, model_cache: Path) -> None:
+        from hydra_vr.llm.llama_cpp_backend import LlamaCppChat
+
+        chat = LlamaCppChat(MODEL, cache_dir=model_cache, n_ctx=2048, state_cache=False)
+        try:
+            a = "You plan steps for visual questions. " + " ".join(f"Plan {i}: find the object." for i in range(20))
+            b = "You write Python code for an image API. " + " ".join(f"Snippet {i}: patch.find('cup')[{i}]." for i in range(20))
+            ask = lambda system, q: chat.chat([ChatMessage("system", system), ChatMessage("user", q)], max_tokens=1)
+            first_a = ask(a, "Is there a cup?")
+            ask(b, "Count the cups.")
+            second_a = ask(a, "Is there a dog?")
+            assert first_a.meta["prompt_eval_tokens"] > 150
+            assert 0 < second_a.meta["prompt_eval_tokens"] < 20, second_a.meta
+            states = chat.load().cache.cache_state.values()
+            assert states and all(st.scores.shape[0] == 1 for st in states)  # compact states, not n_batch rows of logits
+        finally:
+            chat.close()
 
 
 @pytest.fixture(scope="module")
