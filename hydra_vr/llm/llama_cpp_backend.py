@@ -251,7 +251,10 @@ class LlamaCppChat:
         family = hashlib.sha256(json.dumps(messages[:-1]).encode()).hexdigest()
         first = family not in self._families
         if first:
-            self._families[family] = self._stable_prefix(llm, messages)
+            found = self._stable_prefix(llm, messages)
+            if found is None:  # this prompt is too long for the context: llama.cpp refuses it, the family is not judged
+                return {}
+            self._families[family] = found
         prefix = list(self._families[family])
         n = len(prefix)
         if n < self.state_cache_min_tokens:
@@ -292,15 +295,18 @@ class LlamaCppChat:
             "state_cache_seconds": time.perf_counter() - save_start,
         }
 
-    def _stable_prefix(self, llm: Any, messages: list[dict[str, str]]) -> tuple[int, ...]:
+    def _stable_prefix(self, llm: Any, messages: list[dict[str, str]]) -> tuple[int, ...] | None:
         """The tokens a call of ``messages`` shares with every call of its role (all but the last user turn);
-        () when there is no such prefix (one message, or an unusual chat handler)."""
+        () when there is no such prefix (one message, or an unusual chat handler); None when this prompt is longer
+        than the context (llama.cpp refuses it; the role's next call may fit, so nothing is kept)."""
         if len(messages) < 2 or messages[-1]["role"] != "user":
             return ()
         full = self._prompt_tokens(llm, messages)
         head = self._prompt_tokens(llm, messages[:-1])
-        if full is None or head is None or len(full) >= llm.n_ctx():
-            return ()  # an unusual handler, or a prompt llama.cpp will refuse anyway
+        if full is None or head is None:
+            return ()  # an unusual handler
+        if len(full) >= llm.n_ctx():
+            return None
         # The template's generation prompt ends ``head``: keep only what the real call shares, and
         # leave at least one token to evaluate (sampling needs fresh logits).
         return tuple(full[: min(_common_prefix(full, head), len(full) - 1)])
