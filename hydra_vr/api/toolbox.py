@@ -218,7 +218,8 @@ class VisionToolbox:
                     dets, meta["mapping"] = seen
                     meta["unsearchable"] = not dets  # the classifier's miss is weak evidence of absence
                 elif len(head := color_ops.head_colors(name)) == 1:  # "red balloon": no tool knows balloons
-                    colour = color_ops.canonical_color(head[0]) or head[0]
+                    colour = color_ops.canonical_color(head[0])  # head_colors keeps known colour names only
+                    assert colour is not None
                     dets, _ = self._color_regions(image, name, (colour,))
                     meta["mapping"] = (f"{name!r} names nothing a tool looks for; regions of {colour} pixels stand in "
                                        f"for it (not the backdrop)")
