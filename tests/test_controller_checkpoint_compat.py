@@ -222,3 +222,23 @@ def test_export_controller_command(tmp_path):
     assert load_checkpoint(tmp_path / "small").meta.num_options == 3
     bad = CliRunner().invoke(app, ["export-controller", str(tmp_path), str(tmp_path / "x")])
     assert bad.exit_code == 2 and "no meta.json" in bad.output
+
+
+def test_the_shipped_controller_fits_the_default_profile_and_chooses_by_its_q_values():
+    import numpy as np
+
+    from hydra_vr.config import load_config
+    from hydra_vr.controller.base import ControllerState
+    from hydra_vr.controller.checkpoint import shipped_checkpoint
+    from hydra_vr.factory import build_controller
+
+    shipped = shipped_checkpoint()
+    assert shipped is not None, "the package ships no controller: --mode full would need --controller"
+    meta = load_checkpoint(shipped).meta
+    assert meta.num_options == load_config("default").agent.num_options  # the default profile can load it
+    controller = build_controller(load_config("default", ["agent.mode=full"]))  # no --controller: the shipped one
+    state = ControllerState(query="Which animal sits on the fence?", memory_text="", step=1)
+    options = ["Answer the whole question in one program", "Find the fence", "Ask what animal is in the image"]
+    q = np.asarray(controller.q_values(options, [0.5, 0.3, 0.2], state))
+    assert q.shape == (meta.num_options + 1,) and np.isfinite(q).all() and np.ptp(q[:3]) > 0  # options differ
+    assert controller.select(options, [0.5, 0.3, 0.2], state) in (0, 1, 2)
