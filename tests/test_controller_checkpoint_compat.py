@@ -227,6 +227,7 @@ def test_export_controller_command(tmp_path):
 def test_the_shipped_controller_fits_the_default_profile_and_chooses_by_its_q_values():
     import numpy as np
 
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
     from hydra_vr.config import load_config
     from hydra_vr.controller.base import ControllerState
     from hydra_vr.controller.checkpoint import shipped_checkpoint
@@ -238,7 +239,7 @@ def test_the_shipped_controller_fits_the_default_profile_and_chooses_by_its_q_va
     assert meta.num_options == load_config("default").agent.num_options  # the default profile can load it
     controller = build_controller(load_config("default", ["agent.mode=full"]))  # no --controller: the shipped one
     state = ControllerState(query="Which animal sits on the fence?", memory_text="", step=1)
-    options = ["Answer the whole question in one program", "Find the fence", "Ask what animal is in the image"]
+    options = [WHOLE_QUERY, "Find the fence", "Ask what animal is in the image"]
     q = np.asarray(controller.q_values(options, [0.5, 0.3, 0.2], state))
     assert q.shape == (meta.num_options + 1,) and np.isfinite(q).all() and np.ptp(q[:3]) > 0  # options differ
     assert controller.select(options, [0.5, 0.3, 0.2], state) in (0, 1, 2)
