@@ -284,6 +284,11 @@ def test_planner_parsing_edge_cases():
     assert [o.instruction for o in parse_planner_output(cut, 5).options] == ["A", "B"]
     assert parse_planner_output('{"instructions": [], "answer": "two"}', 5).direct_answer == "two"
     assert len(parse_planner_output(plan(*"abcdefg"), 5).options) == 5
+    # the compact reply the planner is asked for: [instruction, weight in percent] pairs, weights normalised
+    pairs = parse_planner_output('{"instructions": [["Look for the kite", 60], ["Read the sign", 30], ["Look for the kite", 10]]}', 5)
+    assert [(o.instruction, round(o.probability, 3)) for o in pairs.options] == [("Look for the kite", 0.667), ("Read the sign", 0.333)]
+    cut_pairs = '{"instructions": [["Measure the sky", 70], ["Find the \\"tall\\" tower", 20], ["Cou'
+    assert [o.instruction for o in parse_planner_output(cut_pairs, 5).options] == ["Measure the sky", 'Find the "tall" tower']
     assert extract_code("Here you go:\n```python\nx = 1\n```\nDone") == "x = 1"
     assert extract_code("x = 2") == "x = 2"
 
@@ -413,6 +418,13 @@ def test_the_whole_question_option_stands_beside_the_planners_until_it_has_run(e
     assert first.instruction == WHOLE_QUERY and "answers the query completely" in script.seen["reasoner"][0]
     assert WHOLE_QUERY not in script.seen["reasoner"][0] and first.guess is None and first.decision == "continue"
     assert [o.instruction for o in second.options] == ["Find the spoon"]  # run once, not offered again
+    # the planner fills the other N - 1 = 2 slots, so it is asked for exactly 2 (in its prompt and its reply's schema)
+    asked = [c for c in script.chat.calls if c.json_schema and "instructions" in c.json_schema["properties"]]
+    assert len(asked) == 2 and "exactly 2 different" in asked[0].messages[0].content
+    assert {(c.json_schema["properties"]["instructions"]["minItems"], c.json_schema["properties"]["instructions"]["maxItems"])
+            for c in asked} == {(2, 2)}
+    shots = [json.loads(m.content) for m in asked[0].messages if m.role == "assistant"]
+    assert shots and all(len(s["instructions"]) <= 2 and isinstance(s["instructions"][0], list) for s in shots)
     # off by default, and never the only option of mode no_sampling (N = 1) or beside a planner with none
     options = [Option("Find the mugs", 0.7), Option("Ask about the saucer", 0.3)]
     assert with_whole_query(options, 0.0, 5) == options

@@ -55,3 +55,14 @@ def test_ground_returns_a_box_on_the_bus(agent, photo):
     from hydra_vr.api import Box
 
     assert Box(*result.boxes[0]).iou(Box(10, 228, 800, 752)) > 0.7
+
+
+def test_the_real_planner_writes_exactly_its_count_of_compact_options(agent):
+    import json
+
+    planner, _, _ = agent.roles("vqa", reserved=1)  # the whole-question option holds one slot
+    out = planner.propose("Which animal is sleeping on the rug?", "No steps yet.")
+    assert planner.n == agent.config.num_options - 1
+    pairs = json.loads(out.raw)["instructions"]  # the grammar holds the model to [instruction, weight] pairs
+    assert len(pairs) == planner.n and all(isinstance(p[0], str) and isinstance(p[1], int) for p in pairs)
+    assert 1 <= len(out.options) <= planner.n and sum(o.probability for o in out.options) == pytest.approx(1.0)

@@ -66,16 +66,27 @@ class HydraAgent:
             check_sections(dict(config.model_extra or {}))
             strategy = build_strategy(config.strategy_name, config.strategy_options())
         self.strategy = strategy
-        self._roles: dict[Task, tuple[Planner, Reasoner, Summarizer]] = {}
+        self._roles: dict[Task, tuple[PromptSet, Reasoner, Summarizer]] = {}
+        self._planners: dict[tuple[Task, int], Planner] = {}
 
     # ------------------------------------------------------------------ roles
-    def roles(self, task: Task) -> tuple[Planner, Reasoner, Summarizer]:
-        """HYDRA's roles for ``task``, built once (their prompt prefixes stay fixed for the KV cache)."""
+    @property
+    def option_slots(self) -> int:
+        """How many options a decision offers the controller (``agent.num_options``; 1 in mode no_sampling)."""
+        return 1 if self.config.mode == "no_sampling" else self.config.num_options
+
+    def roles(self, task: Task, reserved: int = 0) -> tuple[Planner, Reasoner, Summarizer]:
+        """HYDRA's roles for ``task``, built once (their prompt prefixes stay fixed for the KV cache). ``reserved``:
+        option slots the strategy fills itself, so the planner is asked for that many fewer (never fewer than 1):
+        each option it writes costs about a second of decoding on a 2-core CPU."""
         if task not in self._roles:
             prompts = PromptSet.for_task(task, self.example_set)
-            n = 1 if self.config.mode == "no_sampling" else self.config.num_options
-            self._roles[task] = (Planner(self.llm, prompts, n=n), Reasoner(self.llm, prompts), Summarizer(self.llm, prompts))
-        return self._roles[task]
+            self._roles[task] = (prompts, Reasoner(self.llm, prompts), Summarizer(self.llm, prompts))
+        prompts, reasoner, summarizer = self._roles[task]
+        n = max(1, self.option_slots - reserved)
+        if (task, n) not in self._planners:
+            self._planners[(task, n)] = Planner(self.llm, prompts, n=n)
+        return self._planners[(task, n)], reasoner, summarizer
 
     @property
     def max_steps(self) -> int:

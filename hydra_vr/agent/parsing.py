@@ -36,8 +36,9 @@ def _load_prefix(text: str) -> Any:
 
 
 def _repair_truncated(text: str) -> Any:
-    """Parse a JSON object cut off mid-list: keep the complete items."""
+    """Parse a JSON object cut off mid-list: keep the complete items (objects or ``[instruction, weight]`` pairs)."""
     items = re.findall(r"\{[^{}]*\"instruction\"[^{}]*\}", text, re.S)
+    items += re.findall(r"\[\s*\"(?:[^\"\\]|\\.)*\"\s*,\s*-?[0-9.]+\s*\]", text)
     parsed = []
     for item in items:
         try:
@@ -81,6 +82,8 @@ def parse_planner_output(text: str, n: int) -> PlannerOutput:
     for item in items:
         if isinstance(item, str):
             instr, prob = item, None
+        elif isinstance(item, list) and item:  # the compact reply: [instruction, weight]
+            instr, prob = item[0], item[1] if len(item) > 1 else None
         elif isinstance(item, dict):
             instr = item.get("instruction") or item.get("step") or item.get("text")
             prob = item.get("probability", item.get("prob", item.get("p")))

@@ -23,23 +23,24 @@ from hydra_vr.prompts import load_examples, render_prompt
 
 
 def planner_schema(n: int) -> dict[str, Any]:
+    """Exactly ``n`` options, each a compact ``[instruction, weight in percent]`` pair: the planner's reply is decoded
+    token by token (about 0.1 s each on a 2-core CPU), and pairs need about half the tokens of
+    ``{"instruction": ..., "probability": ...}`` objects. Weights are normalised when parsed."""
+    pair = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "minItems": 2, "maxItems": 2}
     return {
         "type": "object",
         "properties": {
-            "instructions": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": n,
-                "items": {
-                    "type": "object",
-                    "properties": {"instruction": {"type": "string"}, "probability": {"type": "number"}},
-                    "required": ["instruction", "probability"],
-                },
-            },
+            "instructions": {"type": "array", "minItems": n, "maxItems": n, "items": pair},
             "answer": {"type": "string"},
         },
         "required": ["instructions"],
     }
+
+
+def planner_reply(instructions: list[dict[str, Any]], answer: str, n: int) -> str:
+    """A few-shot example's reply (the YAML's ``{instruction, probability}`` items) in the format the planner writes."""
+    pairs = [[o["instruction"], round(100 * float(o["probability"]))] for o in instructions[:n]]
+    return json.dumps({"instructions": pairs, "answer": answer})
 
 
 @dataclass
@@ -74,8 +75,8 @@ class Planner:
         # example quoted inside the system prompt (which they tend to copy verbatim).
         shots = []
         for ex in prompts.examples.get("planner", []):
-            reply = dict(ex["reply"], instructions=ex["reply"]["instructions"][:n])
-            shots.append((render_prompt("planner_user", query=ex["query"], memory=ex["memory"].strip()), json.dumps(reply)))
+            reply = planner_reply(ex["reply"]["instructions"], ex["reply"].get("answer", ""), n)
+            shots.append((render_prompt("planner_user", query=ex["query"], memory=ex["memory"].strip()), reply))
         self._prefix = _prefix_messages(system, shots)
 
     def propose(self, query: str, memory: str, temperature: float = 0.0) -> PlannerOutput:
@@ -214,4 +215,4 @@ class Summarizer:
 normalize_short_answer = clean
 
 
-__all__ = ["Decision", "LLMError", "Planner", "PromptSet", "Reasoner", "Summarizer", "fallback_program", "normalize_short_answer", "planner_schema"]
+__all__ = ["Decision", "LLMError", "Planner", "PromptSet", "Reasoner", "Summarizer", "fallback_program", "normalize_short_answer", "planner_reply", "planner_schema"]

@@ -56,7 +56,10 @@ class HydraStrategy:
         self.options = options or HydraOptions()
 
     def run(self, ctx: HydraAgent, episode: Episode) -> None:
-        planner, reasoner, summarizer = ctx.roles(episode.task)
+        slots = ctx.option_slots
+        # The whole-question option takes one slot, so the planner writes one option fewer.
+        adds_whole = self.options.whole_query > 0 and slots >= 2
+        planner, reasoner, summarizer = ctx.roles(episode.task, reserved=int(adds_whole))
         query, task, frame, spec, result = episode.query, episode.task, episode.frame, episode.spec, episode.result
         memory = StateMemoryBank(query)
         calls: list = []  # every vision call of the episode: a 0 or "no" resting on a blind find() is refused
@@ -68,7 +71,7 @@ class HydraStrategy:
             state = ControllerState(query=query, memory_text=memory.render(), step=step, max_replans=ctx.config.max_replans,
                                     history=[e.instruction for e in memory.entries])
             t = time.perf_counter()
-            options, choice, replans, direct = choose(ctx, planner, state, self.options.whole_query)
+            options, choice, replans, direct = choose(ctx, planner, state, self.options.whole_query, slots)
             t_plan = time.perf_counter() - t
             # The planner may answer from memory; trusted only when it proposes no further step
             # (with options beside it, the summarizer, which just said "continue", is the judge).
@@ -188,15 +191,16 @@ def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: Sta
 
 
 def choose(ctx: HydraAgent, planner: Planner, state: ControllerState,
-           whole_query: float = 0.0) -> tuple[list[Option], int, int, str | None]:
+           whole_query: float = 0.0, slots: int | None = None) -> tuple[list[Option], int, int, str | None]:
     """Ask the planner, let the controller pick; REPLAN re-asks (bounded), then falls back. ``whole_query``: the
-    probability of the :data:`WHOLE_QUERY` option (:class:`HydraOptions`)."""
+    probability of the :data:`WHOLE_QUERY` option (:class:`HydraOptions`); ``slots``: the options a decision offers
+    (the planner's count when not given)."""
     if picks_whole_regardless(ctx.controller, whole_query, state.history):
         return [Option(WHOLE_QUERY, whole_query)], 0, 0, None
     replans = 0
     while True:
         plan = planner.propose(state.query, state.memory_text, temperature=0.0 if replans == 0 else 0.7)
-        options = drop_repeats(with_whole_query(plan.options, whole_query, planner.n), state.history)
+        options = drop_repeats(with_whole_query(plan.options, whole_query, slots or planner.n), state.history)
         if not options and plan.options and replans < ctx.config.max_replans:
             replans += 1  # every option was a step already done: ask again, sampling
             continue
