@@ -17,6 +17,7 @@ import time
 from hydra_vr.agent.roles import Planner, PromptSet
 from hydra_vr.config import load_config
 from hydra_vr.llm.factory import build_chat_model
+from hydra_vr.llm.wrapper import usage_since, usage_snapshot
 
 QUESTIONS = [
     "Is the kettle to the left or to the right of the toaster?",
@@ -44,12 +45,13 @@ def main(argv: list[str] | None = None) -> None:
         planner.propose("Is anything on the table?", "No steps yet.")  # evaluates and keeps the prefix
         seconds, decoded, prompt, parsed = [], [], [], []
         for q in QUESTIONS:
-            before = llm.usage.completion_tokens, llm.usage.prompt_tokens
+            before = usage_snapshot(llm)
             t = time.perf_counter()
             out = planner.propose(q, "No steps yet.")
             seconds.append(time.perf_counter() - t)
-            decoded.append(llm.usage.completion_tokens - before[0])
-            prompt.append(llm.usage.prompt_tokens - before[1])
+            used = usage_since(llm, before)
+            decoded.append(used["completion_tokens"])
+            prompt.append(used["prompt_tokens"])
             parsed.append(len(out.options))
         print(f"| {n} | {statistics.mean(seconds):.1f} | {statistics.median(seconds):.1f} | {statistics.mean(decoded):.0f} "
               f"| {statistics.mean(prompt):.0f} | {statistics.mean(parsed):.1f} |")

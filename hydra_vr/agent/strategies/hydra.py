@@ -56,10 +56,9 @@ class HydraStrategy:
         self.options = options or HydraOptions()
 
     def run(self, ctx: HydraAgent, episode: Episode) -> None:
-        slots = ctx.option_slots
         # The whole-question option takes one slot, so the planner writes one option fewer.
-        adds_whole = self.options.whole_query > 0 and slots >= 2
-        planner, reasoner, summarizer = ctx.roles(episode.task, reserved=int(adds_whole))
+        reserved = int(holds_whole_slot(self.options.whole_query, ctx.option_slots))
+        planner, reasoner, summarizer = ctx.roles(episode.task, reserved=reserved)
         query, task, frame, spec, result = episode.query, episode.task, episode.frame, episode.spec, episode.result
         memory = StateMemoryBank(query)
         calls: list = []  # every vision call of the episode: a 0 or "no" resting on a blind find() is refused
@@ -71,7 +70,7 @@ class HydraStrategy:
             state = ControllerState(query=query, memory_text=memory.render(), step=step, max_replans=ctx.config.max_replans,
                                     history=[e.instruction for e in memory.entries])
             t = time.perf_counter()
-            options, choice, replans, direct = choose(ctx, planner, state, self.options.whole_query, slots)
+            options, choice, replans, direct = choose(ctx, planner, state, self.options.whole_query)
             t_plan = time.perf_counter() - t
             # The planner may answer from memory; trusted only when it proposes no further step
             # (with options beside it, the summarizer, which just said "continue", is the judge).
@@ -191,16 +190,15 @@ def final(ctx: HydraAgent, summarizer: Summarizer, episode: Episode, memory: Sta
 
 
 def choose(ctx: HydraAgent, planner: Planner, state: ControllerState,
-           whole_query: float = 0.0, slots: int | None = None) -> tuple[list[Option], int, int, str | None]:
+           whole_query: float = 0.0) -> tuple[list[Option], int, int, str | None]:
     """Ask the planner, let the controller pick; REPLAN re-asks (bounded), then falls back. ``whole_query``: the
-    probability of the :data:`WHOLE_QUERY` option (:class:`HydraOptions`); ``slots``: the options a decision offers
-    (the planner's count when not given)."""
+    probability of the :data:`WHOLE_QUERY` option (:class:`HydraOptions`)."""
     if picks_whole_regardless(ctx.controller, whole_query, state.history):
         return [Option(WHOLE_QUERY, whole_query)], 0, 0, None
     replans = 0
     while True:
         plan = planner.propose(state.query, state.memory_text, temperature=0.0 if replans == 0 else 0.7)
-        options = drop_repeats(with_whole_query(plan.options, whole_query, slots or planner.n), state.history)
+        options = drop_repeats(with_whole_query(plan.options, whole_query, ctx.option_slots), state.history)
         if not options and plan.options and replans < ctx.config.max_replans:
             replans += 1  # every option was a step already done: ask again, sampling
             continue
@@ -225,11 +223,17 @@ def picks_whole_regardless(controller: object, share: float, history: list[str])
             and not any(is_whole_query(h) for h in history))
 
 
+def holds_whole_slot(share: float, slots: int) -> bool:
+    """Whether :data:`WHOLE_QUERY` takes one of a decision's ``slots``: it is offered (``share`` > 0) and is never
+    the only option (mode no_sampling's N = 1)."""
+    return share > 0 and slots >= 2
+
+
 def with_whole_query(options: list[Option], share: float, n: int) -> list[Option]:
     """The planner's ``options`` after :data:`WHOLE_QUERY` at probability ``share`` (the planner's scaled to the rest,
     in their order, the least probable dropped to keep ``n``); unchanged when ``share`` is 0, ``n`` is 1 (mode
     no_sampling) or the planner has no option (a planner that answers from memory is not overruled)."""
-    if share <= 0 or n < 2 or not options:
+    if not holds_whole_slot(share, n) or not options:
         return options
     theirs = [o for o in options if not is_whole_query(o.instruction)]
     while len(theirs) > n - 1:
