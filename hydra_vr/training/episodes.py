@@ -24,7 +24,8 @@ One episode per line, ``{"format": "hydra-vr-episode", "version": 1, ...}``::
 
 Metrics are :func:`hydra_vr.training.reward.reward_metric`: the benchmark's answer score, or IoU.
 Files are written with :class:`hydra_vr.eval.store.ResultsFile` (one fsynced line per episode,
-a cut-off last line dropped on resume), as ``hydra-vr eval`` writes its results.
+a cut-off last line dropped on resume), as ``hydra-vr eval`` writes its results. Readers also take
+``.jsonl.gz`` (a finished set kept in git is about 40% of its text).
 
 Vectors are float16, little-endian, base64 (``"f16:"`` prefix): 384 numbers take 1 KiB of text,
 so an N = 5 step costs ~7 KiB and replay needs neither the embedder nor a side file. The texts
@@ -34,6 +35,7 @@ stay next to them so a set can be re-embedded for another embedding model.
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -168,11 +170,16 @@ class RecordedEpisode:
 
 
 def iter_episodes(path: Path | str) -> Iterator[RecordedEpisode]:
-    """Episodes of a JSONL file; a truncated last line (an interrupted recording) is skipped."""
+    """Episodes of a JSONL file, or a gzip-compressed one (``.gz``: how a set is kept in git); a truncated
+    last line (an interrupted recording) is skipped."""
     path = Path(path)
     if not path.is_file():
         raise EpisodeFormatError(f"episode file not found: {path}")
-    lines = path.read_text().splitlines()
+    try:
+        text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise EpisodeFormatError(f"{path}: not a readable episode file: {exc}") from exc
+    lines = text.splitlines()
     for i, line in enumerate(lines, 1):
         if not line.strip():
             continue
