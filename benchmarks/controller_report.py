@@ -35,24 +35,28 @@ def _rows(checkpoint: Path, episodes: list[Any], reward: Any) -> list[Any]:
     ck = load_checkpoint(checkpoint, embedding_name=episodes[0].embedding_name, embedding_dim=episodes[0].embedding_dim,
                          num_options=episodes[0].num_options, where="the episodes")
     n, scale, temp = ck.meta.num_options, ck.meta.reward_scale, ck.meta.q_temperature
+    first = ck.meta.whole_first  # every policy replays the decisions the checkpoint was trained on
+
+    def run(name: str, policy: Any) -> Any:
+        return evaluate_policy(name, policy, episodes, reward, whole_first=first)
+
     rows = [
-        evaluate_policy("dqn (Q x p)", dqn_policy(ck.q_net, n, reward_scale=scale, temperature=temp), episodes, reward),
-        evaluate_policy("dqn (argmax Q)", dqn_policy(ck.q_net, n, reward_scale=scale, temperature=temp, use_probabilities=False),
-                        episodes, reward),
-        evaluate_policy("planner probability", planner_probability_policy(), episodes, reward),
+        run("dqn (Q x p)", dqn_policy(ck.q_net, n, reward_scale=scale, temperature=temp)),
+        run("dqn (argmax Q)", dqn_policy(ck.q_net, n, reward_scale=scale, temperature=temp, use_probabilities=False)),
+        run("planner probability", planner_probability_policy()),
     ]
-    randoms = [evaluate_policy("random", random_policy(seed), episodes, reward) for seed in range(5)]
-    fields = ("mean_reward", "accuracy", "mean_steps", "replans", "unknown_rate", "invalid_rate")
+    randoms = [run("random", random_policy(seed)) for seed in range(5)]
+    fields = ("mean_reward", "accuracy", "mean_steps", "replans", "unknown_rate", "invalid_rate", "plans")
     rows.append(PolicyStats("random (mean of 5 seeds)", randoms[0].episodes,
                             *(float(np.mean([getattr(r, f) for r in randoms])) for f in fields)))
     return rows
 
 
 def _table(rows: list[Any]) -> str:
-    lines = ["| policy | episodes | mean reward | accuracy | mean steps | replans | unknown |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| policy | episodes | mean reward | accuracy | mean steps | planner calls | replans | unknown |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     lines += [f"| {r.policy} | {r.episodes} | {r.mean_reward:.1f} | {r.accuracy:.3f} | {r.mean_steps:.2f} | "
-              f"{r.replans:.2f} | {r.unknown_rate:.2f} |" for r in rows]
+              f"{r.plans:.2f} | {r.replans:.2f} | {r.unknown_rate:.2f} |" for r in rows]
     return "\n".join(lines)
 
 

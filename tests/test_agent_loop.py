@@ -464,6 +464,51 @@ def test_a_typed_answer_to_the_whole_question_ends_the_episode_without_the_summa
     assert result.answer_source == "summarizer" and len(script.seen["summarizer"]) == 1
 
 
+class _DecidesFirst:
+    """A controller trained on the whole-first decision: answers it with ``first``, then picks ``then``."""
+
+    name = "decides-first"
+    whole_first = True
+
+    def __init__(self, first: int, then: int = 1) -> None:
+        self.first, self.then, self.seen = first, then, []
+
+    def select(self, options, probabilities, state):
+        self.seen.append((list(options), list(probabilities), state.replans, state.max_replans))
+        return self.first if len(self.seen) == 1 else self.then
+
+
+def test_a_controller_trained_to_decide_first_is_asked_before_the_planner(embedded_toolbox, sandbox, photo):
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+    from hydra_vr.controller.base import REPLAN
+
+    count = code('cups = ImagePatch(image).find("cup")\nfinal_answer = str(len(cups))')
+    # it takes the whole question: the planner is never asked (no plan is paid for)
+    script = RoleScript(planner=[plan("Find the mugs", "Find the saucer")], reasoner=[count])
+    first = _DecidesFirst(first=0)
+    agent = make_agent(script, embedded_toolbox, sandbox, controller=first, mode="full", num_options=3, max_replans=0,
+                       hydra={"whole_query": 0.3})
+    result = agent.run(str(photo("coffee")), "How many mugs can you count?")
+    assert not script.seen.get("planner") and result.steps[0].instruction == WHOLE_QUERY and result.answer
+    # it saw the whole question alone, with its share, and asking the planner open although no replan is left
+    assert first.seen == [([WHOLE_QUERY], [0.3], 0, 1)]
+
+    # it asks for a plan (REPLAN): the planner's options, with the whole question among them, are its next choice
+    script = RoleScript(planner=[plan("Find the mugs", "Find the saucer")], reasoner=[count], summarizer=[decide("answer", "1")])
+    planning = _DecidesFirst(first=REPLAN, then=1)
+    agent = make_agent(script, embedded_toolbox, sandbox, controller=planning, mode="full", num_options=3,
+                       hydra={"whole_query": 0.3})
+    result = agent.run(str(photo("coffee")), "How many mugs can you count?")
+    assert len(script.seen["planner"]) == 1 and planning.seen[1][0] == [WHOLE_QUERY, "Find the mugs", "Find the saucer"]
+    assert result.steps[0].instruction == "Find the mugs" and result.answer == "1"
+    # without the whole question offered there is nothing to decide first
+    script = RoleScript(planner=[plan("Find the mugs")], reasoner=[count], summarizer=[decide("answer", "1")])
+    plain = _DecidesFirst(first=0, then=0)
+    make_agent(script, embedded_toolbox, sandbox, controller=plain, mode="full", num_options=3).run(
+        str(photo("coffee")), "How many mugs can you count?")
+    assert plain.seen[0][0] == ["Find the mugs"] and len(script.seen["planner"]) == 1
+
+
 def test_a_failed_whole_question_program_leaves_the_question_to_the_next_step(embedded_toolbox, sandbox, photo):
     from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -140,6 +141,53 @@ def test_selection_rule_q_times_p():
                          use_probabilities=False) == 1
 
 
+def whole_first_episode(whole_continues: bool = False) -> RecordedEpisode:
+    """N = 3. Step 1 offers the whole question (slot 0) beside a planner option; both were executed. The whole
+    question answers wrong (metric 0), the planner's option (chosen) continues to step 2, which answers right;
+    with ``whole_continues``, the whole question was the chosen option and continued instead."""
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    whole = (OptionOutcome(True, "no typed answer", True, "continue", None) if whole_continues
+             else OptionOutcome(True, "final_answer = blue", True, "answer", "blue", [], 0.0, True))
+    step1 = RecordedStep(1, "No steps yet.", vec(1), [
+        RecordedRound([opt(WHOLE_QUERY, 0.5, 3), opt("find the cup", 0.5, 2)], 0 if whole_continues else 1),
+    ], [whole, OptionOutcome(True, "find('cup'): 1 found", True, "continue", None)])
+    step2 = RecordedStep(2, "Step 1: find the cup", vec(2), [RecordedRound([opt("ask the colour", 1.0, 0)], 0)],
+                         [OptionOutcome(True, "final_answer = red", True, "answer", "red", [], 1.0, True)])
+    return RecordedEpisode(id="whole", query="What color is the cup?", task="vqa", gt={"answers": ["red"]}, embedding_name="test",
+                           embedding_dim=D, num_options=3, max_steps=3, max_replans=0, query_vec=vec(0), steps=[step1, step2])
+
+
+def test_the_whole_first_state_replays_recorded_outcomes_only():
+    cfg = RewardConfig()
+    env = ReplayEnv([whole_first_episode()], cfg, whole_first=True)
+    obs, info = env.reset()
+    # the whole question alone, and "ask the planner" open although the episode allows no replan
+    assert info["action_mask"].tolist() == [True, False, False, True] and info["probabilities"] == [0.5]
+    assert obs[-1] == 1.0 and np.array_equal(obs[2 * D: 3 * D], vec(3))
+    _, r, term, _, info = env.step(0)  # its recorded outcome: a wrong answer at step 1
+    assert (r, term, info["outcome"], info["correct"], info["plans"]) == (final_reward(cfg, 1, 0.0), True, "answer", 0.0, 0)
+    env.reset()
+    _, r, term, _, info = env.step(3)  # ask the planner: step 1's round, the replan budget untouched
+    assert (r, term, info["outcome"], info["action_mask"].tolist()) == (replan_reward(cfg), False, "plan", [True, True, False, False])
+    env.step(1)
+    _, r, term, _, info = env.step(0)
+    assert (r, term, info["correct"], info["plans"], info["executed"]) == (final_reward(cfg, 2, 1.0), True, 1.0, 2, 2)
+    # the whole question chosen and continuing follows the recording to step 2
+    env = ReplayEnv([whole_first_episode(whole_continues=True)], cfg, whole_first=True)
+    env.reset()
+    _, r, term, _, info = env.step(0)
+    assert (r, term, info["step"]) == (step_reward(cfg, 1), False, 2)
+    # off, or without the whole question offered, an episode starts at its first round as before
+    assert ReplayEnv([whole_first_episode()], cfg).reset()[1]["action_mask"].tolist() == [True, True, False, False]
+    assert ReplayEnv([hand_episode()], cfg, whole_first=True).reset()[1]["action_mask"].tolist() == [True, True, False, True]
+    # the baselines: the planner's probability takes the whole question first (mode no_rl's choice), no plan paid
+    stats = evaluate_policy("planner", planner_probability_policy(), [whole_first_episode()], cfg, whole_first=True)
+    assert (stats.accuracy, stats.plans, stats.replans) == (0.0, 0.0, 0.0)
+    stats = evaluate_policy("planner", planner_probability_policy(), [whole_first_episode()], cfg)
+    assert stats.plans == 1.0
+
+
 def test_baselines_on_fixture():
     episodes = load_episodes([FIXTURE])
     planner = evaluate_policy("planner", planner_probability_policy(), episodes)
@@ -167,6 +215,13 @@ def test_episode_format_round_trip_and_damaged_files(tmp_path):
     path.write_text(json.dumps({**ep.to_dict(), "version": 99}) + "\n")
     with pytest.raises(EpisodeFormatError, match="version 99"):
         list(iter_episodes(path))
+    # A set kept compressed reads the same; a damaged archive is a format error, not a crash.
+    gz = tmp_path / "eps.jsonl.gz"
+    gz.write_bytes(gzip.compress((line + "\n").encode()))
+    assert [e.steps[0].rounds[1].options[0].instruction for e in iter_episodes(gz)] == ["crop the cup"]
+    gz.write_bytes(gzip.compress((line + "\n").encode())[:-30])
+    with pytest.raises(EpisodeFormatError, match="not a readable episode file"):
+        list(iter_episodes(gz))
     other = json.dumps({**ep.to_dict(), "id": "x", "num_options": 5})
     path.write_text(line + "\n" + other + "\n")
     with pytest.raises(EpisodeFormatError, match="mix"):

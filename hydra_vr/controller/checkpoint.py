@@ -7,8 +7,11 @@ with another embedding model or another number of option slots::
      "embedding": {"name": "minilm:all-MiniLM-L6-v2", "dim": 384},
      "num_options": 5, "obs_dim": 2701, "memory_chars": 1000,
      "reward": {"r1": 100, "alpha": 100, "replan_penalty": 1, "invalid_reward": -100},
-     "reward_scale": 0.01, "gamma": 0.99, "q_temperature": 2.0,
+     "reward_scale": 0.01, "gamma": 0.99, "q_temperature": 2.0, "whole_first": true,
      "training": {...timesteps, episodes, seconds, created...}}
+
+``whole_first``: trained on the replay's whole-first state, so the loop asks it "the whole question now, or
+ask the planner?" before its first plan (absent in older checkpoints: false).
 
 ``model.zip`` is what stable-baselines3's ``DQN.save`` writes (training resumes from it). Inference
 reads only the online network's weights from it (or from ``q_net.pt``, the inference-only form
@@ -66,6 +69,7 @@ class CheckpointMeta:
     gamma: float
     q_temperature: float
     training: dict[str, Any] = field(default_factory=dict)
+    whole_first: bool = False
 
     @property
     def obs_dim(self) -> int:
@@ -85,7 +89,8 @@ class CheckpointMeta:
             return cls(embedding_name=data["embedding"]["name"], embedding_dim=int(data["embedding"]["dim"]),
                        num_options=int(data["num_options"]), memory_chars=int(data["memory_chars"]),
                        reward=dict(data["reward"]), reward_scale=float(data["reward_scale"]), gamma=float(data["gamma"]),
-                       q_temperature=float(data["q_temperature"]), training=dict(data.get("training") or {}))
+                       q_temperature=float(data["q_temperature"]), training=dict(data.get("training") or {}),
+                       whole_first=bool(data.get("whole_first", False)))
         except (KeyError, TypeError, ValueError) as exc:
             raise CheckpointError(f"checkpoint meta.json lacks or garbles a field: {exc}") from exc
 

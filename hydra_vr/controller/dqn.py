@@ -82,6 +82,11 @@ class DQNController:
         self.encoder = ObservationEncoder(embedder, self.meta.num_options, self.meta.memory_chars)
         self.use_probabilities = use_probabilities
 
+    @property
+    def whole_first(self) -> bool:
+        """Trained to choose between the whole question and a plan before the planner is asked."""
+        return self.meta.whole_first
+
     def q_values(self, options: Sequence[str], probabilities: Sequence[float], state: ControllerState) -> np.ndarray:
         obs = self.encoder.encode(state.query, state.memory_text, list(options)[: self.meta.num_options], probabilities,
                                   step=state.step, replans=state.replans, max_replans=state.max_replans)

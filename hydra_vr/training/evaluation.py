@@ -29,9 +29,10 @@ class PolicyStats:
     mean_reward: float
     accuracy: float
     mean_steps: float
-    replans: float  # mean REPLANs per episode
+    replans: float  # mean REPLANs per episode (asking the planner from the whole-first state is not one)
     unknown_rate: float
     invalid_rate: float
+    plans: float = 0.0  # mean planner calls per episode (rounds of options shown)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,27 +61,28 @@ def random_policy(seed: int = 0) -> ReplayPolicy:
 
 
 def evaluate_policy(name: str, policy: ReplayPolicy, episodes: Sequence[RecordedEpisode],
-                    reward: RewardConfig | None = None) -> PolicyStats:
-    env = ReplayEnv(episodes, reward, order="cycle")
-    totals, correct, steps, replans, unknown, invalid = [], [], [], [], 0, 0
+                    reward: RewardConfig | None = None, *, whole_first: bool = False) -> PolicyStats:
+    """``whole_first``: the replay's whole-first state (:class:`ReplayEnv`), as the controller was trained."""
+    env = ReplayEnv(episodes, reward, order="cycle", whole_first=whole_first)
+    totals, correct, steps, replans, plans, unknown, invalid = [], [], [], [], [], 0, 0
     for index in range(len(env.episodes)):
         obs, info = env.reset(options={"episode": index})
         total, n_replans, done = 0.0, 0, False
         while not done:
-            action = policy(obs, info)
-            n_replans += action == env.replan_action
-            obs, r, terminated, truncated, info = env.step(action)
+            obs, r, terminated, truncated, info = env.step(policy(obs, info))
+            n_replans += info.get("outcome") == "replan"
             total += r
             done = terminated or truncated
         totals.append(total)
         correct.append(info["correct"])
         steps.append(info["executed"])
         replans.append(n_replans)
+        plans.append(info["plans"])
         unknown += info["outcome"] == "unknown"
         invalid += info["outcome"] == "invalid"
     n = len(totals)
     return PolicyStats(name, n, float(np.mean(totals)), float(np.mean(correct)), float(np.mean(steps)),
-                       float(np.mean(replans)), unknown / n, invalid / n)
+                       float(np.mean(replans)), unknown / n, invalid / n, float(np.mean(plans)))
 
 
 def dqn_policy(q_net: Any, num_options: int, *, reward_scale: float, temperature: float,

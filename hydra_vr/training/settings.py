@@ -78,6 +78,10 @@ class TrainingConfig(_Strict):
     selection: SelectionConfig = SelectionConfig()
     validation_fraction: float = Field(0.2, ge=0.0, lt=1.0)
     seed: int = 0
+    # Train the choice the loop makes before its first plan: the whole question now, or ask the planner
+    # (ReplayEnv's whole-first state). A plan costs a call; the controller should buy it only when a
+    # planner's step does better. Recorded in the checkpoint, which the loop then asks first.
+    whole_first: bool = True
 
 
 def default_training_config_path() -> Path:

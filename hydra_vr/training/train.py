@@ -84,7 +84,7 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
                     result.train_returns.append((self.num_timesteps, float(info["episode"]["r"])))
             if self.num_timesteps % es.eval_interval:
                 return True
-            stats = evaluate_policy("dqn", self._policy(), val, cfg.reward)
+            stats = evaluate_policy("dqn", self._policy(), val, cfg.reward, whole_first=cfg.whole_first)
             result.history.append({"timesteps": self.num_timesteps, "mean_reward": stats.mean_reward,
                                    "accuracy": stats.accuracy, "mean_steps": stats.mean_steps})
             if es.keep_best and (self.best is None or stats.mean_reward >= self.best[0]):
@@ -143,7 +143,7 @@ def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path |
     else:
         train, val = list(episodes), list(validation)
     steps = int(total_timesteps or cfg.dqn.total_timesteps)
-    env = ReplayEnv(train, cfg.reward, order="random")
+    env = ReplayEnv(train, cfg.reward, order="random", whole_first=cfg.whole_first)
     scale = cfg.dqn.reward_scale
     wrapped = gym.wrappers.TransformReward(Monitor(env), lambda r: r * scale)
     model = build_model(wrapped, cfg, steps)
@@ -154,18 +154,19 @@ def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path |
     result.seconds = time.perf_counter() - t0
     result.timesteps = int(model.num_timesteps)
     policy = dqn_policy(model.policy.q_net, env.num_options, reward_scale=scale, temperature=cfg.selection.q_temperature)
-    result.validation = evaluate_policy("dqn", policy, val, cfg.reward)
+    result.validation = evaluate_policy("dqn", policy, val, cfg.reward, whole_first=cfg.whole_first)
     if callback.best is not None and result.validation.mean_reward < callback.best[0]:
         model.policy.load_state_dict(callback.best[1])
-        result.validation = evaluate_policy("dqn", policy, val, cfg.reward)
+        result.validation = evaluate_policy("dqn", policy, val, cfg.reward, whole_first=cfg.whole_first)
     elif cfg.early_stop.keep_best:
         result.best_timesteps = result.timesteps  # the final weights are (one of) the best
-    result.baseline = evaluate_policy("planner_probability", planner_probability_policy(), val, cfg.reward)
+    result.baseline = evaluate_policy("planner_probability", planner_probability_policy(), val, cfg.reward,
+                                      whole_first=cfg.whole_first)
     first = train[0]
     meta = CheckpointMeta(
         embedding_name=first.embedding_name, embedding_dim=first.embedding_dim, num_options=first.num_options,
         memory_chars=cfg.observation.memory_chars, reward=cfg.reward.model_dump(), reward_scale=scale,
-        gamma=cfg.dqn.gamma, q_temperature=cfg.selection.q_temperature,
+        gamma=cfg.dqn.gamma, q_temperature=cfg.selection.q_temperature, whole_first=cfg.whole_first,
         training={"timesteps": result.timesteps, "seconds": round(result.seconds, 1), "stopped_early": result.stopped_early,
                   "best_timesteps": result.best_timesteps,
                   "train_episodes": len(train), "validation_episodes": len(val), "seed": cfg.seed,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
@@ -40,7 +41,8 @@ class HydraOptions(StrategyOptions):
     the whole question as a step (3 of 51 recorded easy-vqa episodes), so without it neither controller can pick
     what one program (``--strategy vipergpt``) does. Offered until it has run once; written with the one-program
     prompt, and its program's typed answer ends the episode (:func:`answered_whole`). At 0.5 or more mode ``no_rl``
-    picks it first without asking the planner (:func:`picks_whole_regardless`).
+    picks it first without asking the planner (:func:`picks_whole_regardless`); a controller trained to choose
+    before the first plan is asked "this, or a plan?" first (:func:`decides_whole_first`).
     """
 
     whole_query: float = Field(0.0, ge=0.0, lt=1.0)
@@ -195,6 +197,10 @@ def choose(ctx: HydraAgent, planner: Planner, state: ControllerState,
     probability of the :data:`WHOLE_QUERY` option (:class:`HydraOptions`)."""
     if picks_whole_regardless(ctx.controller, whole_query, state.history):
         return [Option(WHOLE_QUERY, whole_query)], 0, 0, None
+    if decides_whole_first(ctx.controller, whole_query, ctx.option_slots, state):
+        # The controller's own choice between the whole question now and a plan (REPLAN = ask the planner).
+        if ctx.controller.select([WHOLE_QUERY], [whole_query], whole_first_state(state)) == 0:
+            return [Option(WHOLE_QUERY, whole_query)], 0, 0, None
     replans = 0
     while True:
         plan = planner.propose(state.query, state.memory_text, temperature=0.0 if replans == 0 else 0.7)
@@ -221,6 +227,21 @@ def picks_whole_regardless(controller: object, share: float, history: list[str])
     or learnt controller (the recorder's, the DQN) always sees the planner's options."""
     return (type(controller) is PlannerProbabilityController and share >= 0.5
             and not any(is_whole_query(h) for h in history))
+
+
+def decides_whole_first(controller: object, share: float, slots: int, state: ControllerState) -> bool:
+    """Whether the controller is asked, before the first plan, to pick :data:`WHOLE_QUERY` or a plan: a controller
+    trained on that decision (``whole_first``: a DQN checkpoint trained with the replay's whole-first state), at
+    step 1, with the whole question offered. A plan is a call of 5-10 s on a 2-core CPU; the controller buys it
+    only when it values a planner's step above the whole question."""
+    return (bool(getattr(controller, "whole_first", False)) and holds_whole_slot(share, slots) and state.step == 1
+            and not any(is_whole_query(h) for h in state.history))
+
+
+def whole_first_state(state: ControllerState) -> ControllerState:
+    """The state of the whole-first decision: REPLAN (ask the planner) is open whatever the replan budget, as in
+    :class:`~hydra_vr.training.replay_env.ReplayEnv`, which trained it."""
+    return replace(state, replans=0, max_replans=max(1, state.max_replans))
 
 
 def holds_whole_slot(share: float, slots: int) -> bool:
