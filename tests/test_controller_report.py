@@ -23,3 +23,21 @@ def test_report_splits_trains_and_compares_on_the_held_out_part(tmp_path, capsys
     assert policies[:3] == ["dqn (Q x p)", "dqn (argmax Q)", "planner probability"]
     assert all(r["episodes"] == figures["held_out_episodes"] for r in figures["rows"])
     assert "| planner probability |" in capsys.readouterr().out
+
+
+def test_keeping_a_growing_recording_writes_each_episode_once(tmp_path):
+    import gzip
+
+    keep = load("episodes/keep")
+    lines = EPISODES.read_text().splitlines()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "earlier.jsonl.gz").write_bytes(gzip.compress(("\n".join(lines[:3]) + "\n").encode()))
+    growing = tmp_path / "recording.jsonl"
+    growing.write_text("\n".join(lines[:5]) + "\n" + lines[5][:100])  # the line being written is cut
+    target = kept / "next.jsonl.gz"
+    assert keep.main([str(growing), str(target)]) == 0
+    assert [e.id for e in load_episodes([target])] == [json.loads(x)["id"] for x in lines[3:5]]
+    growing.write_text("\n".join(lines[:7]) + "\n")  # rerun as it grows: the target is rewritten, not appended
+    keep.main([str(growing), str(target)])
+    assert [e.id for e in load_episodes([target])] == [json.loads(x)["id"] for x in lines[3:7]]

@@ -4,7 +4,7 @@ file holds, written gzip-compressed as one more file here.
     python benchmarks/episodes/keep.py /tmp/easyvqa-train.jsonl benchmarks/episodes/easyvqa-train-2026-11-28.jsonl.gz
 
 Rerun with the same target while the recording grows: the target is rewritten with every new episode so far
-(ids in the *other* kept files are left out). A cut-off last line (a recording in progress) is not kept.
+(ids in the *other* .jsonl.gz files of its folder are left out). A cut-off last line (a recording in progress) is not kept.
 """
 
 from __future__ import annotations
@@ -14,12 +14,10 @@ import gzip
 import json
 from pathlib import Path
 
-HERE = Path(__file__).parent
-
-
-def kept_ids(skip: Path) -> set[str]:
+def kept_ids(folder: Path, skip: Path) -> set[str]:
+    """Ids of the episodes the kept files of ``folder`` hold, ``skip`` aside."""
     ids: set[str] = set()
-    for path in sorted(HERE.glob("*.jsonl.gz")):
+    for path in sorted(folder.glob("*.jsonl.gz")):
         if path.resolve() != skip.resolve():
             ids |= {json.loads(line)["id"] for line in gzip.decompress(path.read_bytes()).decode().splitlines() if line.strip()}
     return ids
@@ -28,11 +26,11 @@ def kept_ids(skip: Path) -> set[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("episodes", type=Path, help="the recording's JSONL file (hydra-vr record --out)")
-    ap.add_argument("target", type=Path, help="the .jsonl.gz file to write here")
+    ap.add_argument("target", type=Path, help="the .jsonl.gz file to write; other .jsonl.gz files beside it are the kept ones")
     args = ap.parse_args(argv)
     if args.target.suffix != ".gz":
         ap.error("the target must end in .jsonl.gz")
-    seen = kept_ids(args.target)
+    seen = kept_ids(args.target.parent, args.target)
     lines = []
     for line in args.episodes.read_text().splitlines():
         try:
