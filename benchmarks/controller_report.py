@@ -69,11 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timesteps", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, help="write the figures here as JSON (and the synthetic run's checkpoint next to it)")
+    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="a training setting, as train-controller --set (e.g. dqn.torch_threads=2)")
     args = ap.parse_args(argv)
 
     from hydra_vr.training.settings import load_training_config
 
-    cfg = load_training_config(None, [f"seed={args.seed}"])
+    cfg = load_training_config(None, [f"seed={args.seed}", *args.sets])
     info: dict[str, Any] = {}
     if args.synthetic or (args.episodes and not args.checkpoint):
         from hydra_vr.training.train import split_episodes, train_controller
