@@ -10,8 +10,8 @@ selection and reported rewards are unscaled.
 Every ``eval_interval`` timesteps the greedy policy (Q x p rule) replays the validation episodes;
 training stops early when the last ``patience`` evaluations' mean rewards span no more than
 ``tolerance * max(1, |their mean|)`` (after ``min_timesteps``). With ``keep_best`` (default) the
-checkpoint holds the weights of the best evaluation, so a run that overfits a small recorded set
-does not end worse than it was. The curve PNG shows the
+checkpoint holds the weights of the best evaluation after learning started, so a run that overfits a
+small recorded set does not end worse than it was. The curve PNG shows the
 validation reward and accuracy, the training episode return, and the planner-probability baseline.
 
 Memory: the buffer holds two float32 observations per transition, ~21 KB with MiniLM and N = 5,
@@ -87,7 +87,10 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
             stats = evaluate_policy("dqn", self._policy(), val, cfg.reward, whole_first=cfg.whole_first)
             result.history.append({"timesteps": self.num_timesteps, "mean_reward": stats.mean_reward,
                                    "accuracy": stats.accuracy, "mean_steps": stats.mean_steps})
-            if es.keep_best and (self.best is None or stats.mean_reward >= self.best[0]):
+            # An evaluation before learning starts is the untrained network: on a small set whose best policy
+            # is the planner's choice it can tie the best, and keeping it would ship random weights.
+            learnt = self.num_timesteps > cfg.dqn.learning_starts
+            if es.keep_best and learnt and (self.best is None or stats.mean_reward >= self.best[0]):
                 self.best = (stats.mean_reward, {k: v.detach().clone() for k, v in self.model.policy.state_dict().items()})
                 result.best_timesteps = self.num_timesteps
             if self.num_timesteps >= es.min_timesteps and converged([h["mean_reward"] for h in result.history], es.patience, es.tolerance):
