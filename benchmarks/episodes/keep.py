@@ -14,6 +14,7 @@ import gzip
 import json
 from pathlib import Path
 
+
 def kept_ids(folder: Path, skip: Path) -> set[str]:
     """Ids of the episodes the kept files of ``folder`` hold, ``skip`` aside."""
     ids: set[str] = set()

@@ -42,7 +42,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from hydra_vr.agent.strategies.hydra import is_whole_query
+from hydra_vr.agent.strategies.hydra import is_whole_query, whole_first_budget
 from hydra_vr.controller.observation import ObservationParts, assemble, observation_dim
 from hydra_vr.training.episodes import RecordedEpisode
 from hydra_vr.training.reward import final_reward, is_correct, replan_reward, step_reward
@@ -102,18 +102,20 @@ class ReplayEnv(gym.Env):
             return rnd.option_vecs[self._whole: self._whole + 1], [rnd.probabilities[self._whole]]
         return rnd.option_vecs, list(rnd.probabilities)
 
+    def _max_replans(self) -> int:
+        """The replan budget the current state shows (the whole-first state's, as the live loop shows it)."""
+        return whole_first_budget(self._ep.max_replans) if self._whole is not None else self._ep.max_replans
+
     def _obs(self) -> np.ndarray:
         step = self._ep.steps[self._k]
         vecs, probs = self._choices()
-        # Asking the planner is allowed whatever the replan budget: the live loop shows the same (whole_first_state).
-        max_replans = max(1, self._ep.max_replans) if self._whole is not None else self._ep.max_replans
         return assemble(ObservationParts(self._ep.query_vec, step.memory_vec, vecs), probs, self.num_options,
-                        step=step.step, replans=self._replans, max_replans=max_replans)
+                        step=step.step, replans=self._replans, max_replans=self._max_replans())
 
     def action_mask(self) -> np.ndarray:
         mask = np.zeros(self.num_options + 1, dtype=bool)
         mask[: min(len(self._choices()[1]), self.num_options)] = True
-        mask[self.num_options] = self._whole is not None or self._replans < self._ep.max_replans
+        mask[self.num_options] = self._replans < self._max_replans()
         return mask
 
     def _info(self, **extra: Any) -> dict[str, Any]:

@@ -68,6 +68,11 @@ def converged(rewards: Sequence[float], patience: int, tolerance: float) -> bool
     return float(window.max() - window.min()) <= tolerance * max(1.0, abs(float(window.mean())))
 
 
+def _evaluate(name: str, policy: Any, episodes: Sequence[RecordedEpisode], cfg: TrainingConfig) -> PolicyStats:
+    """A policy replayed on ``episodes`` with the training's reward and decisions (``whole_first``)."""
+    return evaluate_policy(name, policy, episodes, cfg.reward, whole_first=cfg.whole_first)
+
+
 def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: TrainingConfig, result: TrainResult) -> Any:
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -84,7 +89,7 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
                     result.train_returns.append((self.num_timesteps, float(info["episode"]["r"])))
             if self.num_timesteps % es.eval_interval:
                 return True
-            stats = evaluate_policy("dqn", self._policy(), val, cfg.reward, whole_first=cfg.whole_first)
+            stats = _evaluate("dqn", self._policy(), val, cfg)
             result.history.append({"timesteps": self.num_timesteps, "mean_reward": stats.mean_reward,
                                    "accuracy": stats.accuracy, "mean_steps": stats.mean_steps})
             # An evaluation before learning starts is the untrained network: on a small set whose best policy
@@ -157,14 +162,13 @@ def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path |
     result.seconds = time.perf_counter() - t0
     result.timesteps = int(model.num_timesteps)
     policy = dqn_policy(model.policy.q_net, env.num_options, reward_scale=scale, temperature=cfg.selection.q_temperature)
-    result.validation = evaluate_policy("dqn", policy, val, cfg.reward, whole_first=cfg.whole_first)
+    result.validation = _evaluate("dqn", policy, val, cfg)
     if callback.best is not None and result.validation.mean_reward < callback.best[0]:
         model.policy.load_state_dict(callback.best[1])
-        result.validation = evaluate_policy("dqn", policy, val, cfg.reward, whole_first=cfg.whole_first)
+        result.validation = _evaluate("dqn", policy, val, cfg)
     elif cfg.early_stop.keep_best:
         result.best_timesteps = result.timesteps  # the final weights are (one of) the best
-    result.baseline = evaluate_policy("planner_probability", planner_probability_policy(), val, cfg.reward,
-                                      whole_first=cfg.whole_first)
+    result.baseline = _evaluate("planner_probability", planner_probability_policy(), val, cfg)
     first = train[0]
     meta = CheckpointMeta(
         embedding_name=first.embedding_name, embedding_dim=first.embedding_dim, num_options=first.num_options,

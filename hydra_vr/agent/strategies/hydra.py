@@ -225,8 +225,7 @@ def picks_whole_regardless(controller: object, share: float, history: list[str])
     (a call of 10-20 s on a 2-core CPU): the planner-probability policy (mode ``no_rl``) with ``share`` >= 0.5 (the
     planner's options share the rest; ties go to the whole question, listed first), before it has run. A wrapped
     or learnt controller (the recorder's, the DQN) always sees the planner's options."""
-    return (type(controller) is PlannerProbabilityController and share >= 0.5
-            and not any(is_whole_query(h) for h in history))
+    return type(controller) is PlannerProbabilityController and share >= 0.5 and not whole_has_run(history)
 
 
 def decides_whole_first(controller: object, share: float, slots: int, state: ControllerState) -> bool:
@@ -235,13 +234,23 @@ def decides_whole_first(controller: object, share: float, slots: int, state: Con
     step 1, with the whole question offered. A plan is a call of 5-10 s on a 2-core CPU; the controller buys it
     only when it values a planner's step above the whole question."""
     return (bool(getattr(controller, "whole_first", False)) and holds_whole_slot(share, slots) and state.step == 1
-            and not any(is_whole_query(h) for h in state.history))
+            and not whole_has_run(state.history))
+
+
+def whole_has_run(history: list[str]) -> bool:
+    """Whether :data:`WHOLE_QUERY` is among the executed instructions (it is offered until it has run once)."""
+    return any(is_whole_query(h) for h in history)
+
+
+def whole_first_budget(max_replans: int) -> int:
+    """The replan budget the whole-first decision shows: REPLAN (ask the planner) is open whatever the loop's budget.
+    Used by the live loop (:func:`whole_first_state`) and the replay that trains the decision, so both agree."""
+    return max(1, max_replans)
 
 
 def whole_first_state(state: ControllerState) -> ControllerState:
-    """The state of the whole-first decision: REPLAN (ask the planner) is open whatever the replan budget, as in
-    :class:`~hydra_vr.training.replay_env.ReplayEnv`, which trained it."""
-    return replace(state, replans=0, max_replans=max(1, state.max_replans))
+    """The state of the whole-first decision (the budget of :func:`whole_first_budget`)."""
+    return replace(state, replans=0, max_replans=whole_first_budget(state.max_replans))
 
 
 def holds_whole_slot(share: float, slots: int) -> bool:
