@@ -12,7 +12,9 @@ replayed offline (no LLM or tool call). Two ways to run it:
     # the synthetic set (hydra_vr.training.synthetic; NOT real data): generate, split, train, compare
     python benchmarks/controller_report.py --synthetic 800 --timesteps 5000
 
-Goal: the trained policy is at least as accurate as planner probability, in fewer steps.
+Goal: the trained policy is at least as accurate as planner probability, in fewer steps. With real
+recordings it also prints what step 1 left a controller to choose (``choice_headroom``): where the whole
+question was right already, where another option rescued or answered sooner, and the oracle accuracy.
 """
 
 from __future__ import annotations
@@ -60,6 +62,18 @@ def _table(rows: list[Any]) -> str:
     return "\n".join(lines)
 
 
+def _headroom_table(parts: dict[str, list[Any]]) -> str:
+    from hydra_vr.training.evaluation import choice_headroom
+
+    lines = ["| episodes | n | whole right | rescued | sooner | later right | none right | choice matters | oracle acc. | option cos |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, eps in parts.items():
+        h = choice_headroom(eps)
+        lines.append(f"| {name} | {h.episodes} | {h.whole_right} | {h.rescued} | {h.sooner} | {h.later_right} | {h.none_right} | "
+                     f"{h.choice_matters} | {h.oracle_accuracy:.3f} | {h.option_similarity:.2f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", type=Path, help="trained controller (hydra-vr train-controller --out)")
@@ -73,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="a training setting, as train-controller --set (e.g. dqn.torch_threads=2)")
     args = ap.parse_args(argv)
 
+    from hydra_vr.training.evaluation import choice_headroom
     from hydra_vr.training.settings import load_training_config
 
     cfg = load_training_config(None, [f"seed={args.seed}", *args.sets])
@@ -108,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give --episodes (split, train and compare), --checkpoint with held-out --episodes, or --synthetic N")
     rows = _rows(checkpoint, test, cfg.reward)
     print(json.dumps(info, indent=1) if info else "")
+    if args.episodes:
+        print(_headroom_table({"held out": test, **({"all": test + train} if info else {})}))
+        info["headroom"] = {"held_out": choice_headroom(test).to_dict()}
     print(_table(rows))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

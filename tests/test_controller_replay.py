@@ -22,7 +22,7 @@ from hydra_vr.training.episodes import (
     iter_episodes,
     load_episodes,
 )
-from hydra_vr.training.evaluation import evaluate_policy, planner_probability_policy, random_policy
+from hydra_vr.training.evaluation import choice_headroom, evaluate_policy, planner_probability_policy, random_policy
 from hydra_vr.training.replay_env import ReplayEnv
 from hydra_vr.training.reward import final_reward, replan_reward, step_reward
 from hydra_vr.training.settings import RewardConfig, load_training_config
@@ -186,6 +186,26 @@ def test_the_whole_first_state_replays_recorded_outcomes_only():
     assert (stats.accuracy, stats.plans, stats.replans) == (0.0, 0.0, 0.0)
     stats = evaluate_policy("planner", planner_probability_policy(), [whole_first_episode()], cfg)
     assert stats.plans == 1.0
+
+
+def test_choice_headroom_classifies_what_step_one_left_to_choose():
+    # whole question wrong, the other option went on and a later step was right: nothing right at step 1
+    later = choice_headroom([whole_first_episode()])
+    assert (later.whole_right, later.rescued, later.sooner, later.later_right, later.none_right) == (0, 0, 0, 1, 0)
+    assert later.oracle_accuracy == 1.0 and later.choice_matters == 0
+    # no whole question offered, option 0 answered right at once while the chosen one went on
+    rescued = choice_headroom([hand_episode()])
+    assert (rescued.rescued, rescued.sooner, rescued.choice_matters) == (1, 0, 0)
+    # the whole question went on while another option answered right at once: a step to save
+    ep = whole_first_episode(whole_continues=True)
+    ep.steps[0].outcomes[1] = OptionOutcome(True, "final_answer = red", True, "answer", "red", [], 1.0, True)
+    sooner = choice_headroom([ep])
+    assert (sooner.sooner, sooner.whole_right) == (1, 0)
+    # right and wrong answers side by side at step 1: the choice matters; orthogonal option vectors
+    ep.steps[0].outcomes[0] = OptionOutcome(True, "final_answer = blue", True, "answer", "blue", [], 0.0, True)
+    mixed = choice_headroom([ep, whole_first_episode()])
+    assert (mixed.episodes, mixed.rescued, mixed.later_right, mixed.choice_matters) == (2, 1, 1, 1)
+    assert mixed.option_similarity == pytest.approx(0.0)
 
 
 def test_baselines_on_fixture():

@@ -22,7 +22,12 @@ def test_report_splits_trains_and_compares_on_the_held_out_part(tmp_path, capsys
     policies = [r["policy"] for r in figures["rows"]]
     assert policies[:3] == ["dqn (Q x p)", "dqn (argmax Q)", "planner probability"]
     assert all(r["episodes"] == figures["held_out_episodes"] for r in figures["rows"])
-    assert "| planner probability |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "| planner probability |" in printed
+    head = figures["headroom"]["held_out"]  # every held-out episode is in exactly one class
+    classes = ("whole_right", "rescued", "sooner", "later_right", "none_right")
+    assert sum(head[c] for c in classes) == head["episodes"] == figures["held_out_episodes"]
+    assert f"| held out | {head['episodes']} |" in printed and f"| all | {len(usable)} |" in printed
 
 
 def test_keeping_a_growing_recording_writes_each_episode_once(tmp_path):
