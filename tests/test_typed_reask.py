@@ -77,3 +77,19 @@ def test_shunned_words_keep_a_long_refused_text_s_words_and_closed_types_keep_th
     assert {"yes", "no", "unknown"} <= set(shunned) and "sevilla" not in shunned
     assert expected_type("What color is the van?").guess_schema(["unknown"])["enum"]  # the colour enum, no "not"
     assert "yes" not in expected_type("How many people?").shunned()  # only an open question keeps off yes/no
+
+
+def test_a_reply_cut_at_max_tokens_gives_its_fields_not_its_json_text():
+    from hydra_vr.agent.roles import PromptSet, Summarizer
+    from hydra_vr.llm.typed import parse_json_reply
+
+    cut = '{"decision": "answer", "answer": "open daily from nine to fi'
+    assert parse_json_reply(cut) == {"decision": "answer", "answer": "open daily from nine to fi"}
+    assert parse_json_reply(cut, repair=False) == {}
+    assert parse_json_reply("no object here") == {}
+    sign = "What does the sign on the shop door say?"
+    summarizer = Summarizer(ScriptedChat([cut]), PromptSet.for_task("vqa"))
+    decision = summarizer.decide(sign, "Step 1: read_text: OPEN DAILY FROM NINE TO FIVE")
+    assert decision.kind == "answer" and "{" not in decision.answer and decision.answer.startswith("open daily")
+    # a cut decision alone still reads as the decision it began
+    assert Summarizer(ScriptedChat(['{"decision": "contin']), PromptSet.for_task("vqa")).decide(sign, "x").kind == "continue"

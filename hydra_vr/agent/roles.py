@@ -185,6 +185,8 @@ class Summarizer:
             text = res.text.strip()
             data = parse_json_reply(text)
             decision = str(data.get("decision", "")).lower()
+            # a reply cut inside the decision word still says which it began
+            decision = next((d for d in ("answer", "continue") if decision and d.startswith(decision)), decision)
             if decision not in ("answer", "continue"):
                 # Unparseable: a bare "continue" is that, anything else an answer to check.
                 decision = "continue" if "continue" in text.lower() or not text else "answer"

@@ -29,15 +29,26 @@ def answer_schema(spec: AnswerSpec, extra: dict[str, Any] | None = None) -> dict
     return {"type": "object", "properties": {**extra, **schema["properties"]}, "required": [*extra, "answer"]}
 
 
-def parse_json_reply(text: str) -> dict[str, Any]:
-    """The first JSON object in ``text`` (small models add prose around it); {} when there is none."""
+def parse_json_reply(text: str, *, repair: bool = True) -> dict[str, Any]:
+    """The first JSON object in ``text`` (small models add prose around it); {} when there is none.
+
+    A reply cut at ``max_tokens`` (a long reading copied into the answer) is an object without its end:
+    with ``repair`` its fields are read as far as they go (json-repair), so the text that was cut is
+    not taken for the answer, JSON and all."""
     start = text.find("{")
     if start < 0:
         return {}
     try:
         data = json.JSONDecoder().raw_decode(text[start:])[0]
     except ValueError:
-        return {}
+        if not repair:
+            return {}
+        import json_repair
+
+        try:
+            data = json_repair.loads(text[start:])
+        except Exception:  # the library's own failures: nothing readable
+            return {}
     return data if isinstance(data, dict) else {}
 
 
@@ -66,11 +77,11 @@ def guesses_schema(spec: AnswerSpec, n: int = 3, refused: Sequence[str] = ()) ->
 
 def _candidates(text: str) -> list[str]:
     """The answers a reply offers: its ``guesses`` in order, else its ``answer``, else the text."""
-    data = parse_json_reply(text)
+    data = parse_json_reply(text, repair=False)
     guesses = data.get("guesses") if data else None
     if isinstance(guesses, list) and guesses:
         return [clean(str(g)) for g in guesses]
-    if not data and '"guesses"' in text:  # cut at max_tokens: the guesses it finished
+    if not data and '"guesses"' in text:  # cut at max_tokens: the guesses it finished, not the cut one
         done = re.findall(r'"((?:[^"\\]|\\.)*)"', text.split("[", 1)[-1])
         return [clean(g) for g in done] or [""]
     return [reply_answer(text)]
