@@ -78,6 +78,10 @@ class FakeToolbox:
         self.calls.append(("caption", image.size))
         return "a fake caption"
 
+    def names_label(self, name: str, label: str | None) -> bool:
+        self.calls.append(("names_label", name, label))
+        return name == label
+
     def llm_query(self, question: str, long_answer: bool = True) -> str:
         self.calls.append(("llm_query", question, long_answer))
         return f"llm says {question} ({'long' if long_answer else 'short'})"
@@ -100,6 +104,7 @@ red = first.verify_property("cup", "red")
 blue = first.verify_property("cup", "blue")
 color = first.best_text_match(["green", "red"])
 what = first.simple_query("what is this?")
+behind = first.simple_query("what is behind the cup?")
 text = patch.read_text()
 depths = [round(c.compute_depth(), 3) for c in cups]
 overlap = first.overlaps_with(first.x1 + 1, first.y1 + 1, first.x2 + 50, first.y2)
@@ -119,7 +124,7 @@ geometry = (patch.width, patch.height, first.horizontal_center, first.vertical_c
 crop_size = first.cropped_image.size
 final_answer = [first, has_cup, has_nothing, red, blue, color, what, text, depths, overlap, fact,
                 best.box, best_index, d, yn, num, ltr, ttb, ftb, middle, closest, farthest,
-                geometry, crop_size, [c.box for c in inner], first.label, first.parent.box]
+                geometry, crop_size, [c.box for c in inner], first.label, first.parent.box, behind]
 """
 
 
@@ -168,7 +173,9 @@ def test_whole_api_through_the_proxy_matches_direct_calls(fresh: Sandbox, fake: 
     assert res.final_answer == to_plain(reference["final_answer"])
     # The parent's toolbox saw the same crops (sizes) and arguments as a direct run would send.
     assert sandbox_calls == fake.calls
-    assert res.tool_calls == len(sandbox_calls) == 16
+    assert res.tool_calls == len(sandbox_calls) == 18
+    # "behind the cup" asked of the cup's own patch is asked of the whole photo (the crop holds the cup only)
+    assert ("names_label", "cup", "cup") in sandbox_calls and res.final_answer[-1].startswith("what is behind the cup? -> 240x160")
     # A detected object's colours are read from its foreground: the flag crosses the wire.
     assert ("verify_property", (96, 80), "cup", "red", True) in sandbox_calls
     assert ("best_text_match", (96, 80), ["green", "red"], True) in sandbox_calls

@@ -27,6 +27,7 @@ class Operation:
     methods: tuple[str, ...]  # the ImagePatch methods the reasoner sees for it
     skill: str = ""  # the planner's phrase for it ("" when it is not offered to the planner by itself)
     record: str | None = None  # the name its calls are logged under (default: ``name``)
+    recorded: bool = True  # False: a lookup the toolbox does not log (no textualizer line, no tool call in the trace)
 
     @property
     def record_name(self) -> str | None:
@@ -48,6 +49,9 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("colors", ()),
     Operation("best_image_match", ()),  # the helper function best_image_match
     Operation("caption", ()),
+    # A lookup ImagePatch asks of the toolbox itself ("behind the men" asked of a person's patch): it must cross
+    # the sandbox like any operation, or the program fails there with an AttributeError.
+    Operation("names_label", (), recorded=False),
 )
 
 
