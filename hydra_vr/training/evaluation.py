@@ -104,14 +104,15 @@ def dqn_policy(q_net: Any, num_options: int, *, reward_scale: float, temperature
 class ChoiceHeadroom:
     """What recorded episodes leave a controller to choose at step 1 (``explore="all"`` recordings).
 
-    Each episode falls in one class by its first step's recorded outcomes: the whole question's
-    program was right (``whole_right``); another option answered right where the whole question answered
-    wrong or was not offered (``rescued``: accuracy a controller can win) or gave no answer and went on
-    (``sooner``: steps it can save, and accuracy where the continuation went wrong); no option of step 1
-    answered right but a later step did (``later_right``); nothing right anywhere (``none_right``). ``choice_matters``: episodes whose
-    step-1 answering options disagree in correctness; ``oracle_accuracy``: the share with a right
-    recorded answer anywhere (no policy on these recordings does better); ``option_similarity``: the
-    mean pairwise cosine of step 1's option embeddings (near 1: the planner offered near duplicates). Right means full credit.
+    Each episode falls in one class by its first step's recorded outcomes (right: full credit): the
+    whole question's program was right (``whole_right``); another option answered right where the whole
+    question answered wrong or was not offered (``rescued``: accuracy a controller can win) or gave no
+    answer and went on (``sooner``: steps it can save, and accuracy where the continuation went wrong);
+    no option of step 1 answered right but a later step did (``later_right``); nothing right anywhere
+    (``none_right``). ``choice_matters``: episodes whose step-1 answers disagree in correctness;
+    ``oracle_accuracy``: the share with a right recorded answer anywhere (no policy on these recordings
+    does better); ``option_similarity``: the mean pairwise cosine of step 1's option embeddings (near 1:
+    the planner offered near duplicates).
     """
 
     episodes: int
