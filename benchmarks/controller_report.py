@@ -62,13 +62,10 @@ def _table(rows: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _headroom_table(parts: dict[str, list[Any]]) -> str:
-    from hydra_vr.training.evaluation import choice_headroom
-
+def _headroom_table(parts: dict[str, Any]) -> str:
     lines = ["| episodes | n | whole right | rescued | sooner | later right | none right | choice matters | oracle acc. | option cos |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for name, eps in parts.items():
-        h = choice_headroom(eps)
+    for name, h in parts.items():
         lines.append(f"| {name} | {h.episodes} | {h.whole_right} | {h.rescued} | {h.sooner} | {h.later_right} | {h.none_right} | "
                      f"{h.choice_matters} | {h.oracle_accuracy:.3f} | {h.option_similarity:.2f} |")
     return "\n".join(lines)
@@ -124,8 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = _rows(checkpoint, test, cfg.reward)
     print(json.dumps(info, indent=1) if info else "")
     if args.episodes:
-        print(_headroom_table({"held out": test, **({"all": test + train} if info else {})}))
-        info["headroom"] = {"held_out": choice_headroom(test).to_dict()}
+        held_out = choice_headroom(test)
+        print(_headroom_table({"held out": held_out, **({"all": choice_headroom(test + train)} if info else {})}))
+        info["headroom"] = {"held_out": held_out.to_dict()}
     print(_table(rows))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
