@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         result = train_controller(train, cfg, ckpt, total_timesteps=args.timesteps)
         info = {"data": data, "train_episodes": len(train), "timesteps": result.timesteps,
-                "stopped_early": result.stopped_early, "train_seconds": round(time.perf_counter() - t0, 1),
+                "stopped_early": result.stopped_early, "q_temperature": result.temperature,
+                "temperature_sweep": result.temperature_sweep, "train_seconds": round(time.perf_counter() - t0, 1),
                 "checkpoint": str(ckpt), "curve": str(result.curve) if result.curve else None}
         checkpoint = ckpt
     elif args.checkpoint and args.episodes:

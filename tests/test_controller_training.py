@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from hydra_vr.config import load_config
+from hydra_vr.config import ConfigError, load_config
 from hydra_vr.controller.base import REPLAN, ControllerState
 from hydra_vr.controller.checkpoint import CheckpointError, CheckpointMeta, CheckpointMismatchError, load_checkpoint
 from hydra_vr.controller.dqn import DQNController, q_values
@@ -19,7 +19,7 @@ from hydra_vr.training.evaluation import dqn_policy, evaluate_policy, planner_pr
 from hydra_vr.training.replay_env import ReplayEnv
 from hydra_vr.training.settings import load_training_config
 from hydra_vr.training.synthetic import synthetic_episodes
-from hydra_vr.training.train import split_episodes, train_controller
+from hydra_vr.training.train import calibrate_temperature, split_episodes, train_controller
 
 FIXTURE = Path(__file__).parent / "fixtures" / "episodes" / "synthetic_minilm_n3.jsonl"
 FAST = ["dqn.learning_starts=200", "dqn.train_freq=2", "early_stop.eval_interval=500", "early_stop.min_timesteps=100000"]
@@ -61,6 +61,12 @@ def test_checkpoint_round_trip_and_controller(trained, minilm):
     assert meta["embedding"] == {"name": "minilm:all-MiniLM-L6-v2", "dim": 384} and meta["num_options"] == 5
     assert meta["obs_dim"] == 7 * 384 + 13 and meta["reward"]["r1"] == 100 and meta["training"]["timesteps"] == 1500
     assert meta["whole_first"] is True  # trained on the whole-first decision: the loop will ask it before planning
+    # the packaged settings calibrate T on the validation episodes: the shipped T has the best reward (ties: larger T)
+    sweep = meta["training"]["temperature_sweep"]
+    assert [row["q_temperature"] for row in sweep] == [2, 5, 10, 20, 40, 80]
+    best = max(row["mean_reward"] for row in sweep)
+    assert meta["q_temperature"] == max(row["q_temperature"] for row in sweep if row["mean_reward"] == best)
+    assert meta["training"]["validation"]["mean_reward"] == pytest.approx(best) == result.validation.mean_reward
     ck = load_checkpoint(result.checkpoint, embedding_name=minilm.name, embedding_dim=384, num_options=5)
     env = ReplayEnv(train)
     obs, _ = env.reset(seed=1)
@@ -113,6 +119,7 @@ def test_train_controller_cli(tmp_path):
                                    "--set", "dqn.learning_starts=100", "--set", "early_stop.eval_interval=100", "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "16 episodes (minilm:all-MiniLM-L6-v2, 384-d, N = 3)" in res.output and "planner_probability" in res.output
+    assert "selection margin T = " in res.output and "ties go to the larger T" in res.output
     assert {p.name for p in out.iterdir()} == {"model.zip", "meta.json", "training_curve.png"}
     res = CliRunner().invoke(app, ["train-controller", "--episodes", str(tmp_path / "none.jsonl"), "--out", str(out)])
     assert res.exit_code == 2 and "not found" in res.output
@@ -139,7 +146,8 @@ def test_real_recorded_episodes_replay_and_keep_best(tmp_path):
     # the recorded outcomes are the loop's own: replaying the planner's choice gives their accuracy
     assert 0.0 < evaluate_policy("planner", planner_probability_policy(), episodes).accuracy < 1.0
 
-    sets = ["dqn.learning_starts=100", "dqn.train_freq=2", "early_stop.eval_interval=200", "early_stop.min_timesteps=100000"]
+    sets = ["dqn.learning_starts=100", "dqn.train_freq=2", "early_stop.eval_interval=200", "early_stop.min_timesteps=100000",
+            "selection.calibrate=[]"]  # the margin stays 2: the weights alone are compared
     kept = train_controller(episodes, load_training_config(None, sets), tmp_path / "kept", total_timesteps=1600, curve=False)
     last = train_controller(episodes, load_training_config(None, [*sets, "early_stop.keep_best=false"]), tmp_path / "last",
                             total_timesteps=1600, curve=False)
@@ -156,3 +164,15 @@ def test_real_recorded_episodes_replay_and_keep_best(tmp_path):
     _, val = split_episodes(episodes, 0.2, seed=0)
     again = evaluate_policy("dqn", dqn_policy(ck.q_net, 5, reward_scale=ck.meta.reward_scale, temperature=ck.meta.q_temperature), val)
     assert again.mean_reward == pytest.approx(kept.validation.mean_reward)
+    assert ck.meta.q_temperature == 2.0 and kept.temperature_sweep == []
+
+    # Calibrating the margin on the same weights: the larger T wins a tie; every T's row is a real replay.
+    cfg = load_training_config(None, ["selection.calibrate=[80, 2, 2.0, 10]"])
+    assert cfg.selection.calibrate == [2.0, 10.0, 80.0]
+    t, sweep = calibrate_temperature(ck.q_net, 5, val, cfg)
+    assert [row["q_temperature"] for row in sweep] == [2.0, 10.0, 80.0]
+    assert sweep[0]["mean_reward"] == pytest.approx(kept.validation.mean_reward)
+    best = max(row["mean_reward"] for row in sweep)
+    assert t == max(row["q_temperature"] for row in sweep if row["mean_reward"] == best)
+    with pytest.raises(ConfigError, match="must be > 0"):
+        load_training_config(None, ["selection.calibrate=[0, 2]"])

@@ -43,6 +43,9 @@ def train_command(
     typer.echo(f"{result.timesteps} timesteps in {result.seconds:.0f} s" + (" (stopped early: reward converged)" if result.stopped_early else ""))
     if result.best_timesteps is not None and result.best_timesteps != result.timesteps:
         typer.echo(f"kept the weights from timestep {result.best_timesteps} (best validation reward)")
+    if result.temperature_sweep:
+        sweep = ", ".join(f"{row['q_temperature']:g}: {row['mean_reward']:.1f}" for row in result.temperature_sweep)
+        typer.echo(f"selection margin T = {result.temperature:g} (validation reward by T: {sweep}; ties go to the larger T)")
     for stats in (result.validation, result.baseline):
         if stats is not None:
             typer.echo(f"  held-out {stats.policy:<20} reward {stats.mean_reward:8.2f}  accuracy {stats.accuracy:.3f}  "

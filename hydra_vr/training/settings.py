@@ -15,7 +15,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hydra_vr.config import ConfigError, read_yaml_with_overrides
 
@@ -68,6 +68,18 @@ class EarlyStopConfig(_Strict):
 
 class SelectionConfig(_Strict):
     q_temperature: float = 2.0  # reward units: Q gaps of a few T override the planner's probabilities
+    # After training, each T here is replayed on the validation episodes and the best mean reward is
+    # shipped (ties: the larger T, the planner's own choice). DQN overestimates REPLAN and small gaps
+    # between options are noise on a few hundred episodes; the margin that pays is measured, not guessed.
+    # Empty: keep q_temperature.
+    calibrate: list[float] = Field(default_factory=list)
+
+    @field_validator("calibrate")
+    @classmethod
+    def _positive(cls, values: list[float]) -> list[float]:
+        if any(t <= 0 for t in values):
+            raise ValueError("every calibrate temperature must be > 0")
+        return sorted(set(values))
 
 
 class TrainingConfig(_Strict):

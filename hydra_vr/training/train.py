@@ -49,6 +49,8 @@ class TrainResult:
     validation: PolicyStats | None = None
     baseline: PolicyStats | None = None
     curve: Path | None = None
+    temperature: float | None = None  # the T shipped in the checkpoint
+    temperature_sweep: list[dict[str, float]] = field(default_factory=list)  # validation stats per calibrated T
 
 
 def split_episodes(episodes: Sequence[RecordedEpisode], fraction: float, seed: int = 0) -> tuple[list[RecordedEpisode], list[RecordedEpisode]]:
@@ -110,6 +112,22 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
     return EvalAndStop()
 
 
+def calibrate_temperature(q_net: Any, num_options: int, val: Sequence[RecordedEpisode],
+                          cfg: TrainingConfig) -> tuple[float, list[dict[str, float]]]:
+    """The selection margin T (:func:`hydra_vr.controller.dqn.select_action`) with the best validation reward.
+
+    Each T of ``cfg.selection.calibrate`` is replayed on ``val``; ties go to the larger T, whose choices
+    are nearer the planner's own, so the network overrules the planner only where that paid on held-out
+    episodes. Returns (T, one row of validation stats per T)."""
+    sweep = []
+    for t in cfg.selection.calibrate:
+        stats = _evaluate("dqn", dqn_policy(q_net, num_options, reward_scale=cfg.dqn.reward_scale, temperature=t), val, cfg)
+        sweep.append({"q_temperature": t, "mean_reward": stats.mean_reward, "accuracy": stats.accuracy,
+                      "mean_steps": stats.mean_steps, "plans": stats.plans, "replans": stats.replans})
+    best = max(sweep, key=lambda row: (round(row["mean_reward"], 9), row["q_temperature"]))
+    return float(best["q_temperature"]), sweep
+
+
 def build_model(env: Any, cfg: TrainingConfig, total_timesteps: int) -> Any:
     from stable_baselines3 import DQN
 
@@ -168,16 +186,22 @@ def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path |
         result.validation = _evaluate("dqn", policy, val, cfg)
     elif cfg.early_stop.keep_best:
         result.best_timesteps = result.timesteps  # the final weights are (one of) the best
+    temperature = cfg.selection.q_temperature
+    if cfg.selection.calibrate:
+        temperature, result.temperature_sweep = calibrate_temperature(model.policy.q_net, env.num_options, val, cfg)
+        result.validation = _evaluate("dqn", dqn_policy(model.policy.q_net, env.num_options, reward_scale=scale,
+                                                        temperature=temperature), val, cfg)
+    result.temperature = temperature
     result.baseline = _evaluate("planner_probability", planner_probability_policy(), val, cfg)
     first = train[0]
     meta = CheckpointMeta(
         embedding_name=first.embedding_name, embedding_dim=first.embedding_dim, num_options=first.num_options,
         memory_chars=cfg.observation.memory_chars, reward=cfg.reward.model_dump(), reward_scale=scale,
-        gamma=cfg.dqn.gamma, q_temperature=cfg.selection.q_temperature, whole_first=cfg.whole_first,
+        gamma=cfg.dqn.gamma, q_temperature=temperature, whole_first=cfg.whole_first,
         training={"timesteps": result.timesteps, "seconds": round(result.seconds, 1), "stopped_early": result.stopped_early,
                   "best_timesteps": result.best_timesteps,
                   "train_episodes": len(train), "validation_episodes": len(val), "seed": cfg.seed,
-                  "validation": result.validation.to_dict(), "created": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+                  "validation": result.validation.to_dict(), "temperature_sweep": result.temperature_sweep, "created": datetime.now(timezone.utc).isoformat(timespec="seconds")},
     )
     save_checkpoint(model, meta, out)
     if curve:
