@@ -169,10 +169,11 @@ def test_real_recorded_episodes_replay_and_keep_best(tmp_path):
     # Calibrating the margin on the same weights: the larger T wins a tie; every T's row is a real replay.
     cfg = load_training_config(None, ["selection.calibrate=[80, 2, 2.0, 10]"])
     assert cfg.selection.calibrate == [2.0, 10.0, 80.0]
-    t, sweep = calibrate_temperature(ck.q_net, 5, val, cfg)
+    t, stats, sweep = calibrate_temperature(ck.q_net, 5, val, cfg)
     assert [row["q_temperature"] for row in sweep] == [2.0, 10.0, 80.0]
     assert sweep[0]["mean_reward"] == pytest.approx(kept.validation.mean_reward)
     best = max(row["mean_reward"] for row in sweep)
     assert t == max(row["q_temperature"] for row in sweep if row["mean_reward"] == best)
+    assert stats.mean_reward == best and stats.policy == "dqn"
     with pytest.raises(ConfigError, match="must be > 0"):
         load_training_config(None, ["selection.calibrate=[0, 2]"])

@@ -50,7 +50,7 @@ class TrainResult:
     baseline: PolicyStats | None = None
     curve: Path | None = None
     temperature: float | None = None  # the T shipped in the checkpoint
-    temperature_sweep: list[dict[str, float]] = field(default_factory=list)  # validation stats per calibrated T
+    temperature_sweep: list[dict[str, Any]] = field(default_factory=list)  # validation stats per calibrated T
 
 
 def split_episodes(episodes: Sequence[RecordedEpisode], fraction: float, seed: int = 0) -> tuple[list[RecordedEpisode], list[RecordedEpisode]]:
@@ -113,19 +113,16 @@ def _make_callback(num_options: int, val: Sequence[RecordedEpisode], cfg: Traini
 
 
 def calibrate_temperature(q_net: Any, num_options: int, val: Sequence[RecordedEpisode],
-                          cfg: TrainingConfig) -> tuple[float, list[dict[str, float]]]:
+                          cfg: TrainingConfig) -> tuple[float, PolicyStats, list[dict[str, Any]]]:
     """The selection margin T (:func:`hydra_vr.controller.dqn.select_action`) with the best validation reward.
 
     Each T of ``cfg.selection.calibrate`` is replayed on ``val``; ties go to the larger T, whose choices
     are nearer the planner's own, so the network overrules the planner only where that paid on held-out
-    episodes. Returns (T, one row of validation stats per T)."""
-    sweep = []
-    for t in cfg.selection.calibrate:
-        stats = _evaluate("dqn", dqn_policy(q_net, num_options, reward_scale=cfg.dqn.reward_scale, temperature=t), val, cfg)
-        sweep.append({"q_temperature": t, "mean_reward": stats.mean_reward, "accuracy": stats.accuracy,
-                      "mean_steps": stats.mean_steps, "plans": stats.plans, "replans": stats.replans})
-    best = max(sweep, key=lambda row: (round(row["mean_reward"], 9), row["q_temperature"]))
-    return float(best["q_temperature"]), sweep
+    episodes. Returns (T, its validation stats, one row of validation stats per T)."""
+    runs = [(t, _evaluate("dqn", dqn_policy(q_net, num_options, reward_scale=cfg.dqn.reward_scale, temperature=t), val, cfg))
+            for t in cfg.selection.calibrate]
+    t, stats = max(runs, key=lambda run: (round(run[1].mean_reward, 9), run[0]))
+    return float(t), stats, [{"q_temperature": temp, **row.to_dict()} for temp, row in runs]
 
 
 def build_model(env: Any, cfg: TrainingConfig, total_timesteps: int) -> Any:
@@ -188,9 +185,8 @@ def _train(episodes: Sequence[RecordedEpisode], cfg: TrainingConfig, out: Path |
         result.best_timesteps = result.timesteps  # the final weights are (one of) the best
     temperature = cfg.selection.q_temperature
     if cfg.selection.calibrate:
-        temperature, result.temperature_sweep = calibrate_temperature(model.policy.q_net, env.num_options, val, cfg)
-        result.validation = _evaluate("dqn", dqn_policy(model.policy.q_net, env.num_options, reward_scale=scale,
-                                                        temperature=temperature), val, cfg)
+        temperature, result.validation, result.temperature_sweep = calibrate_temperature(model.policy.q_net, env.num_options,
+                                                                                           val, cfg)
     result.temperature = temperature
     result.baseline = _evaluate("planner_probability", planner_probability_policy(), val, cfg)
     first = train[0]
