@@ -8,10 +8,17 @@ question the program got right and the loop got wrong falls in the first class t
 
 - ``step_right_lost``: a loop step's own program gave the right answer, but the episode ended on another (the
   summarizer re-derived it, a later step overwrote it, or the final answer merged it away);
+- ``fallback_answered``: the program's own code gave no answer and its fallback (``simple_query`` of the whole
+  question on the whole image) did; the loop runs no such fallback after its whole-question step fails, and its
+  later steps answered otherwise;
 - ``operation_unreached``: the program called a tool operation (``is_blurry``, ``verify_property``, ...) that no
   step of the loop called: the loop's instructions split the question where the measure was never asked for;
 - ``no_step_answer``: no step produced an answer and the loop fell back (step limit, fallback query);
 - ``other_answer``: the loop reached the same operations and answered otherwise (other arguments, other objects).
+
+Where the two part: with ``agent.hydra.whole_query`` the loop's first step writes the program's own first program,
+so the runs can differ only where that program gave no answer; ``divergence`` counts, of the common questions,
+those whose first programs are the same, those where that program failed, and who was right there.
 
 It also counts the questions the loop alone got right, and prints the cost of both runs on the common questions
 (LLM calls, steps, median seconds and the loop's median over the program's: HYDRA's cost goal is at most 2x).
@@ -27,7 +34,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-CLASSES = ("step_right_lost", "operation_unreached", "no_step_answer", "other_answer")
+CLASSES = ("step_right_lost", "fallback_answered", "operation_unreached", "no_step_answer", "other_answer")
 RIGHT = 0.5  # a score at or above it counts as right (VQA accuracy gives partial credit)
 
 
@@ -64,6 +71,32 @@ def _operations(trace: dict[str, Any]) -> set[str]:
             if call.get("tool")}
 
 
+def _first_code(trace: dict[str, Any]) -> str | None:
+    """The code of the first attempt of the trace's first step, or None."""
+    steps = trace.get("steps") or []
+    attempts = (steps[0].get("attempts") or []) if steps else []
+    return attempts[0].get("code") if attempts else None
+
+
+def _from_fallback(trace: dict[str, Any]) -> bool:
+    """Whether a one-program trace's answer came from its fallback program, its own code having given none."""
+    steps = trace.get("steps") or []
+    attempts = (steps[0].get("attempts") or []) if steps else []
+    return bool(attempts) and bool(attempts[-1].get("fallback")) and steps[0].get("guess") not in (None, "")
+
+
+def divergence(programs: dict[str, dict[str, Any]], loops: dict[str, dict[str, Any]], common: list[str]) -> dict[str, int]:
+    """Where the runs part: questions whose loop wrote the program's first program at its first step ("same first
+    program"), and of those the ones where that program gave no answer of its own, with who was right there."""
+    same = [i for i in common if _first_code(programs[i]["_trace"]) is not None
+            and _first_code(programs[i]["_trace"]) == _first_code(loops[i]["_trace"])]
+    failed = [i for i in same if ((loops[i]["_trace"].get("steps") or [{}])[0].get("guess") in (None, ""))]
+    return {"same_first_program": len(same), "first_program_failed": len(failed),
+            "program_right_there": sum(_right(programs[i]) for i in failed),
+            "loop_right_there": sum(_right(loops[i]) for i in failed),
+            "program_fallback_answered_there": sum(_from_fallback(programs[i]["_trace"]) for i in failed)}
+
+
 def classify(program: dict[str, Any], loop: dict[str, Any]) -> dict[str, Any]:
     """One question the program got right and the loop wrong: its class and what decided it."""
     trace = loop["_trace"]
@@ -73,6 +106,8 @@ def classify(program: dict[str, Any], loop: dict[str, Any]) -> dict[str, Any]:
     unreached = sorted(_operations(program["_trace"]) - _operations(trace))
     if right_steps:
         kind = "step_right_lost"
+    elif _from_fallback(program["_trace"]):
+        kind = "fallback_answered"
     elif unreached:
         kind = "operation_unreached"
     elif not any(s.get("guess") not in (None, "") for s in steps) or source.startswith("fallback"):
@@ -106,6 +141,7 @@ def compare(program_run: Path, loop_run: Path, only: set[str] | None = None) -> 
     return {"common": len(common), "program_only": len(losses), "loop_only": len(gains),
             "classes": {c: sum(x["class"] == c for x in losses) for c in CLASSES},
             "answer_sources": dict(Counter(x["answer_source"] for x in losses)),
+            "divergence": divergence(programs, loops, common),
             "cost": cost, "median_ratio": ratio, "losses": losses}
 
 
@@ -134,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, n in out["classes"].items():
         print(f"  {name:<20} {n}")
     print("  the lost answers came from: " + ", ".join(f"{k or '-'} {v}" for k, v in sorted(out["answer_sources"].items())))
+    d = out["divergence"]
+    print(f"same first program {d['same_first_program']}; it gave no answer on {d['first_program_failed']} "
+          f"(the program's fallback answered {d['program_fallback_answered_there']}): there the program was right on "
+          f"{d['program_right_there']}, the loop on {d['loop_right_there']}")
     for name, c in out["cost"].items():
         print(f"{name:<8} accuracy {c['accuracy']:.1f}  LLM calls {c['llm_calls']:.2f}  steps {c['steps']:.2f}  "
               f"median {c['median_s']:.1f} s")

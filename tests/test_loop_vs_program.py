@@ -51,3 +51,23 @@ def test_each_question_the_program_alone_got_right_falls_in_one_class(tmp_path, 
     assert mod.main([str(program), str(tmp_path / "missing")]) == 2
     assert mod.compare(program, loop, {"b", "f"})["classes"]["step_right_lost"] == 1  # --same-as: these questions only
     assert mod.compare(program, loop, {"b", "f"})["common"] == 2
+
+
+def test_a_failed_first_program_the_fallback_rescued_is_its_own_class(tmp_path, capsys):
+    mod = load("loop_vs_program")
+    own, fallback = {"code": "x = 1", "ok": False}, {"code": "ask()", "ok": True, "fallback": True}
+    first = {"step": 1, "guess": None, "attempts": [own], "result": {"calls": []}}
+    program = _run(tmp_path / "program", [
+        ("g", "saw", [{**_step("saw", ["simple_query"]), "attempts": [own, fallback]}], "program"),
+        ("h", "saw", [{**_step("saw", ["find"]), "attempts": [{"code": "y = 2", "ok": True}]}], "program"),
+        ("k", "hammer", [{**_step("hammer", ["simple_query"]), "attempts": [own, fallback]}], "program")])
+    loop = _run(tmp_path / "loop", [
+        ("g", "drill", [first, _step("drill", ["find"], 2)], "summarizer"),
+        ("h", "saw", [{**_step("saw", ["find"]), "attempts": [{"code": "y = 2", "ok": True}]}], "program"),
+        ("k", "saw", [first, _step("saw", ["find"], 2)], "summarizer")])
+    out = mod.compare(program, loop)
+    assert [x["class"] for x in out["losses"]] == ["fallback_answered"]
+    assert out["divergence"] == {"same_first_program": 3, "first_program_failed": 2, "program_right_there": 1,
+                                 "loop_right_there": 1, "program_fallback_answered_there": 2}
+    assert mod.main([str(program), str(loop)]) == 0
+    assert "same first program 3; it gave no answer on 2" in capsys.readouterr().out
