@@ -71,18 +71,22 @@ def _operations(trace: dict[str, Any]) -> set[str]:
             if call.get("tool")}
 
 
+def _first_step(trace: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The trace's first step and its attempts ({} and [] without steps)."""
+    steps = trace.get("steps") or [{}]
+    return steps[0], steps[0].get("attempts") or []
+
+
 def _first_code(trace: dict[str, Any]) -> str | None:
     """The code of the first attempt of the trace's first step, or None."""
-    steps = trace.get("steps") or []
-    attempts = (steps[0].get("attempts") or []) if steps else []
+    attempts = _first_step(trace)[1]
     return attempts[0].get("code") if attempts else None
 
 
 def _from_fallback(trace: dict[str, Any]) -> bool:
     """Whether a one-program trace's answer came from its fallback program, its own code having given none."""
-    steps = trace.get("steps") or []
-    attempts = (steps[0].get("attempts") or []) if steps else []
-    return bool(attempts) and bool(attempts[-1].get("fallback")) and steps[0].get("guess") not in (None, "")
+    step, attempts = _first_step(trace)
+    return bool(attempts) and bool(attempts[-1].get("fallback")) and step.get("guess") not in (None, "")
 
 
 def divergence(programs: dict[str, dict[str, Any]], loops: dict[str, dict[str, Any]], common: list[str]) -> dict[str, int]:
@@ -90,7 +94,7 @@ def divergence(programs: dict[str, dict[str, Any]], loops: dict[str, dict[str, A
     program"), and of those the ones where that program gave no answer of its own, with who was right there."""
     same = [i for i in common if _first_code(programs[i]["_trace"]) is not None
             and _first_code(programs[i]["_trace"]) == _first_code(loops[i]["_trace"])]
-    failed = [i for i in same if ((loops[i]["_trace"].get("steps") or [{}])[0].get("guess") in (None, ""))]
+    failed = [i for i in same if _first_step(loops[i]["_trace"])[0].get("guess") in (None, "")]
     return {"same_first_program": len(same), "first_program_failed": len(failed),
             "program_right_there": sum(_right(programs[i]) for i in failed),
             "loop_right_there": sum(_right(loops[i]) for i in failed),
