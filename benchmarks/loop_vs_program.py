@@ -16,8 +16,9 @@ question the program got right and the loop got wrong falls in the first class t
 - ``no_step_answer``: no step produced an answer and the loop fell back (step limit, fallback query);
 - ``other_answer``: the loop reached the same operations and answered otherwise (other arguments, other objects).
 
-Where the two part: with ``agent.hydra.whole_query`` the loop's first step writes the program's own first program,
-so the runs can differ only where that program gave no answer; ``divergence`` counts, of the common questions,
+Where the two part: with ``agent.hydra.whole_query`` at 0.5 mode no_rl's first step writes the program's own first
+program (a controller may ask the planner first instead), so there the runs can differ only where that program gave
+no answer; ``divergence`` counts, of the common questions,
 those whose first programs are the same, those where that program failed, and who was right there.
 
 It also counts the questions the loop alone got right, and prints the cost of both runs on the common questions
@@ -92,8 +93,8 @@ def _from_fallback(trace: dict[str, Any]) -> bool:
 def divergence(programs: dict[str, dict[str, Any]], loops: dict[str, dict[str, Any]], common: list[str]) -> dict[str, int]:
     """Where the runs part: questions whose loop wrote the program's first program at its first step ("same first
     program"), and of those the ones where that program gave no answer of its own, with who was right there."""
-    same = [i for i in common if _first_code(programs[i]["_trace"]) is not None
-            and _first_code(programs[i]["_trace"]) == _first_code(loops[i]["_trace"])]
+    same = [i for i in common if (code := _first_code(programs[i]["_trace"])) is not None
+            and code == _first_code(loops[i]["_trace"])]
     failed = [i for i in same if _first_step(loops[i]["_trace"])[0].get("guess") in (None, "")]
     return {"same_first_program": len(same), "first_program_failed": len(failed),
             "program_right_there": sum(_right(programs[i]) for i in failed),
