@@ -129,33 +129,21 @@ def _retrying(max_retries: int, retry_wait: float, usage: Usage) -> Any:
     )
 
 
-class ManagedChatModel:
-    """A ChatModel wrapping a backend with a disk cache, retries and a :class:`Usage` counter.
+class _Managed:
+    """What both wrappers share: the inner backend, a :class:`Usage` counter, retries of transient errors and
+    a disk cache opened on first use (in ``cache_dir/llm/<kind>``; ``cache=False`` or no ``cache_dir``: none)."""
 
-    With temperature > 0 the n-th identical call in this object's lifetime gets its own cache slot,
-    so sampling several answers still gives different samples while a rerun of the same program
-    replays the same sequence from the cache.
-    """
+    kind = ""
 
-    def __init__(
-        self,
-        inner: ChatModel,
-        *,
-        cache_dir: Path | None = None,
-        cache: bool = True,
-        max_retries: int = 2,
-        retry_wait: float = 1.0,
-    ) -> None:
+    def __init__(self, inner: Any, *, cache_dir: Path | None = None, cache: bool = True, max_retries: int = 2,
+                 retry_wait: float = 1.0) -> None:
         self.inner = inner
         self.name = inner.name
         self.usage = Usage()
         self.max_retries = max(0, int(max_retries))
         self.retry_wait = float(retry_wait)
-        self._cache_dir = Path(cache_dir) / "llm" / "chat" if (cache and cache_dir is not None) else None
+        self._cache_dir = Path(cache_dir) / "llm" / self.kind if (cache and cache_dir is not None) else None
         self._cache: Any = None
-        self._identity: dict[str, Any] | None = None
-        self._occurrences: Counter[str] = Counter()
-        self._lock = threading.Lock()
 
     @property
     def cache_enabled(self) -> bool:
@@ -166,27 +154,47 @@ class ManagedChatModel:
             self._cache = _open_cache(self._cache_dir)
         return self._cache
 
-    def cache_key(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        stop: Sequence[str] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        occurrence: int = 0,
-    ) -> str:
+    def _call(self, fn: Any, *args: Any, start: float, **kwargs: Any) -> Any:
+        """``fn`` with retries; a call that still fails is counted (an error, its seconds since ``start``)."""
+        try:
+            return _retrying(self.max_retries, self.retry_wait, self.usage)(fn, *args, **kwargs)
+        except Exception:
+            self.usage.add(calls=1, errors=1, seconds=time.perf_counter() - start)
+            raise
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+        closer = getattr(self.inner, "close", None)
+        if callable(closer):
+            closer()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.inner!r}, cache={self.cache_enabled})"
+
+
+class ManagedChatModel(_Managed):
+    """A ChatModel wrapping a backend with a disk cache, retries and a :class:`Usage` counter.
+
+    With temperature > 0 the n-th identical call in this object's lifetime gets its own cache slot,
+    so sampling several answers still gives different samples while a rerun of the same program
+    replays the same sequence from the cache.
+    """
+
+    kind = "chat"
+
+    def __init__(self, inner: ChatModel, **options: Any) -> None:
+        super().__init__(inner, **options)
+        self._identity: dict[str, Any] | None = None
+        self._occurrences: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def cache_key(self, messages: Sequence[ChatMessage], **params: Any) -> str:
+        """The disk-cache key of one call: ``params`` are :meth:`chat`'s keywords, all four, and ``occurrence``."""
         if self._identity is None:
             self._identity = backend_identity(self.inner)
-        return chat_cache_key(
-            self._identity,
-            messages,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            stop=stop,
-            json_schema=json_schema,
-            occurrence=occurrence,
-        )
+        return chat_cache_key(self._identity, messages, **params)
 
     def chat(
         self,
@@ -224,11 +232,7 @@ class ManagedChatModel:
                     cached=True,
                     meta=meta,
                 )
-        try:
-            result = _retrying(self.max_retries, self.retry_wait, self.usage)(self.inner.chat, messages, **params)
-        except Exception:
-            self.usage.add(calls=1, errors=1, seconds=time.perf_counter() - start)
-            raise
+        result = self._call(self.inner.chat, messages, start=start, **params)
         elapsed = time.perf_counter() - start
         self.usage.add(
             calls=1,
@@ -244,38 +248,15 @@ class ManagedChatModel:
             result.meta = dict(result.meta, cache_key=key)
         return result
 
-    def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
-            self._cache = None
-        closer = getattr(self.inner, "close", None)
-        if callable(closer):
-            closer()
 
-    def __repr__(self) -> str:
-        return f"ManagedChatModel({self.inner!r}, cache={self.cache_enabled})"
-
-
-class ManagedEmbedder:
+class ManagedEmbedder(_Managed):
     """An Embedder with an optional per-text disk cache, retries and a :class:`Usage` counter."""
 
-    def __init__(
-        self,
-        inner: Embedder,
-        *,
-        cache_dir: Path | None = None,
-        cache: bool = True,
-        max_retries: int = 2,
-        retry_wait: float = 1.0,
-    ) -> None:
-        self.inner = inner
-        self.name = inner.name
+    kind = "embed"
+
+    def __init__(self, inner: Embedder, **options: Any) -> None:
+        super().__init__(inner, **options)
         self.dim = inner.dim
-        self.usage = Usage()
-        self.max_retries = max(0, int(max_retries))
-        self.retry_wait = float(retry_wait)
-        self._cache_dir = Path(cache_dir) / "llm" / "embed" if (cache and cache_dir is not None) else None
-        self._cache: Any = None
         self._prefix: str | None = None
 
     def _key(self, text: str) -> str:
@@ -286,26 +267,18 @@ class ManagedEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         start = time.perf_counter()
         texts = list(texts)
-        if self._cache is None and self._cache_dir is not None:
-            self._cache = _open_cache(self._cache_dir)
+        cache = self._get_cache()
         rows: list[np.ndarray | None] = [None] * len(texts)
-        if self._cache is not None:
+        if cache is not None:
             for i, text in enumerate(texts):
-                rows[i] = self._cache.get(self._key(text))
+                rows[i] = cache.get(self._key(text))
         todo = [i for i, row in enumerate(rows) if row is None]
         if todo:
-            try:
-                fresh = _retrying(self.max_retries, self.retry_wait, self.usage)(
-                    self.inner.embed, [texts[i] for i in todo]
-                )
-            except Exception:
-                self.usage.add(calls=1, errors=1, seconds=time.perf_counter() - start)
-                raise
-            fresh = np.asarray(fresh, dtype=np.float32)
+            fresh = np.asarray(self._call(self.inner.embed, [texts[i] for i in todo], start=start), dtype=np.float32)
             for j, i in enumerate(todo):
                 rows[i] = fresh[j]
-                if self._cache is not None:
-                    self._cache.set(self._key(texts[i]), fresh[j])
+                if cache is not None:
+                    cache.set(self._key(texts[i]), fresh[j])
         out = np.stack(rows).astype(np.float32) if texts else np.zeros((0, self.dim), dtype=np.float32)
         self.usage.add(
             calls=1,
@@ -315,14 +288,6 @@ class ManagedEmbedder:
             seconds=time.perf_counter() - start,
         )
         return out
-
-    def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
-            self._cache = None
-
-    def __repr__(self) -> str:
-        return f"ManagedEmbedder({self.inner!r}, cache={self._cache_dir is not None})"
 
 
 def usage_snapshot(llm: Any) -> dict[str, float]:
