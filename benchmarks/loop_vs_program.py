@@ -9,8 +9,8 @@ question the program got right and the loop got wrong falls in the first class t
 - ``step_right_lost``: a loop step's own program gave the right answer, but the episode ended on another (the
   summarizer re-derived it, a later step overwrote it, or the final answer merged it away);
 - ``fallback_answered``: the program's own code gave no answer and its fallback (``simple_query`` of the whole
-  question on the whole image) did; the loop runs no such fallback after its whole-question step fails, and its
-  later steps answered otherwise;
+  question on the whole image) did; the loop's later steps answered otherwise (a loop whose whole-question step
+  runs that fallback too, as it does since 2026-11-28, parts from the program here only where a check refused it);
 - ``operation_unreached``: the program called a tool operation (``is_blurry``, ``verify_property``, ...) that no
   step of the loop called: the loop's instructions split the question where the measure was never asked for;
 - ``no_step_answer``: no step produced an answer and the loop fell back (step limit, fallback query);
@@ -18,7 +18,7 @@ question the program got right and the loop got wrong falls in the first class t
 
 Where the two part: with ``agent.hydra.whole_query`` at 0.5 mode no_rl's first step writes the program's own first
 program (a controller may ask the planner first instead), so there the runs can differ only where that program gave
-no answer; ``divergence`` counts, of the common questions,
+no answer of its own; ``divergence`` counts, of the common questions,
 those whose first programs are the same, those where that program failed, and who was right there.
 
 It also counts the questions the loop alone got right, and prints the cost of both runs on the common questions
@@ -85,7 +85,7 @@ def _first_code(trace: dict[str, Any]) -> str | None:
 
 
 def _from_fallback(trace: dict[str, Any]) -> bool:
-    """Whether a one-program trace's answer came from its fallback program, its own code having given none."""
+    """Whether a trace's first step answered with its fallback program, its own code having given none."""
     step, attempts = _first_step(trace)
     return bool(attempts) and bool(attempts[-1].get("fallback")) and step.get("guess") not in (None, "")
 
@@ -95,7 +95,8 @@ def divergence(programs: dict[str, dict[str, Any]], loops: dict[str, dict[str, A
     program"), and of those the ones where that program gave no answer of its own, with who was right there."""
     same = [i for i in common if (code := _first_code(programs[i]["_trace"])) is not None
             and code == _first_code(loops[i]["_trace"])]
-    failed = [i for i in same if _first_step(loops[i]["_trace"])[0].get("guess") in (None, "")]
+    # its own code gave no answer: none at all, or its fallback's (a loop whose whole-question step runs one)
+    failed = [i for i in same if _first_step(loops[i]["_trace"])[0].get("guess") in (None, "") or _from_fallback(loops[i]["_trace"])]
     return {"same_first_program": len(same), "first_program_failed": len(failed),
             "program_right_there": sum(_right(programs[i]) for i in failed),
             "loop_right_there": sum(_right(loops[i]) for i in failed),

@@ -509,7 +509,8 @@ def test_a_controller_trained_to_decide_first_is_asked_before_the_planner(embedd
     assert plain.seen[0][0] == ["Find the mugs"] and len(script.seen["planner"]) == 1
 
 
-def test_a_failed_whole_question_program_leaves_the_question_to_the_next_step(embedded_toolbox, sandbox, photo):
+def test_a_failed_whole_question_program_runs_the_fallback_then_leaves_the_question_to_the_next_step(
+        embedded_toolbox, sandbox, photo):
     from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
 
     broken = code("final_answer = len(saucers)")  # a NameError, written twice: not run a third time
@@ -518,9 +519,26 @@ def test_a_failed_whole_question_program_leaves_the_question_to_the_next_step(em
     agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, hydra={"whole_query": 0.5})
     result = agent.run(str(photo("coffee")), "How many mugs can you count?")
     first = result.steps[0]
+    # the fallback's whole-image query needs the describe backend's LLM, which this toolbox lacks: no answer there
     assert first.instruction == WHOLE_QUERY and first.guess is None and first.decision == "continue"
-    assert not any(a.fallback for a in first.attempts)  # no whole-image query stood in for the program
+    assert first.attempts[-1].fallback and not first.attempts[-1].ok
     assert [s.instruction for s in result.steps] == [WHOLE_QUERY, "Find the mugs"] and result.answer == "1"
+
+
+def test_a_whole_question_program_whose_fallback_answers_ends_as_one_program_does(embedded_toolbox, sandbox, photo):
+    # a place question: the fallback's simple_query answers it from the cup's box, no LLM needed
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    broken = code("final_answer = len(saucers)")
+    question = "Is the cup in the middle or at the edge of the picture?"
+    one = make_agent(RoleScript(reasoner=[broken, broken]), embedded_toolbox, sandbox, mode="vipergpt")
+    expected = one.run(str(photo("coffee")), question).answer
+    script = RoleScript(planner=[plan("Find the mugs")], reasoner=[broken, broken], summarizer=[decide("continue")])
+    result = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3,
+                        hydra={"whole_query": 0.5}).run(str(photo("coffee")), question)
+    assert expected in ("middle", "edge") and result.answer == expected
+    assert [s.instruction for s in result.steps] == [WHOLE_QUERY] and result.steps[0].attempts[-1].fallback
+    assert not script.seen.get("planner") and not script.seen.get("summarizer")
 
 
 def test_a_yes_to_is_anyone_with_no_person_found_is_rewritten_to_no(embedded_toolbox, sandbox, photo):

@@ -40,9 +40,10 @@ class HydraOptions(StrategyOptions):
     probabilities are scaled by the rest); 0 leaves the planner's options alone. The planner almost never offers
     the whole question as a step (3 of 51 recorded easy-vqa episodes), so without it neither controller can pick
     what one program (``--strategy vipergpt``) does. Offered until it has run once; written with the one-program
-    prompt, and its program's typed answer ends the episode (:func:`answered_whole`). At 0.5 or more mode ``no_rl``
-    picks it first without asking the planner (:func:`picks_whole_regardless`); a controller trained to choose
-    before the first plan is asked "this, or a plan?" first (:func:`decides_whole_first`).
+    prompt, and its typed answer (its program's, else its fallback program's, as one program's) ends the episode
+    (:func:`answered_whole`). At 0.5 or more mode ``no_rl`` picks it first without asking the planner
+    (:func:`picks_whole_regardless`); a controller trained to choose before the first plan is asked "this, or a
+    plan?" first (:func:`decides_whole_first`).
     """
 
     whole_query: float = Field(0.0, ge=0.0, lt=1.0)
@@ -159,13 +160,13 @@ def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: st
         def write(previous: str, error: str) -> str:
             return reasoner.write(episode.query, instruction, memory.render(), memory.variables_text(),  # type: ignore[attr-defined]
                                   previous_code=previous, error=error)
-    # A whole-question program that fails leaves the question to the loop's next steps, not to the whole-image
-    # query of the fallback program: the summarizer took that query's guess as the answer
-    fallback = None if whole and episode.task == "vqa" else fallback_program(episode.query, episode.task)
+    # A whole-question program that fails runs the fallback program, as one program does (--strategy vipergpt): on
+    # the 70 dev questions the loop's further steps after such a program were right on as many of the questions
+    # that fallback answered (5 of 12) at a planner, a reasoner and a summarizer call more each; they did not pay
     return run_step(
         ctx.runner, episode.image_path, write,
         task=episode.task, frame=episode.frame, max_retries=ctx.config.max_code_retries,
-        fallback_code=fallback, earlier=memory.entries,
+        fallback_code=fallback_program(episode.query, episode.task), earlier=memory.entries,
         expression=episode.query if episode.task == "grounding" else None)
 
 
@@ -174,8 +175,8 @@ def is_whole_query(instruction: str) -> bool:
 
 
 def answered_whole(instruction: str, out: StepOutcome) -> bool:
-    """Whether a :data:`WHOLE_QUERY` step's program gave a typed answer no check refused (for a question, that step
-    runs no fallback query: :func:`execute`): the episode's answer, without asking the summarizer."""
+    """Whether a :data:`WHOLE_QUERY` step gave a typed answer no check refused (its program's, else its fallback
+    program's: :func:`execute`): the episode's answer, without asking the summarizer, as one program's would be."""
     return is_whole_query(instruction) and out.guess is not None
 
 
