@@ -90,13 +90,19 @@ def _from_fallback(trace: dict[str, Any]) -> bool:
     return bool(attempts) and bool(attempts[-1].get("fallback")) and step.get("guess") not in (None, "")
 
 
+def _own_code_failed(trace: dict[str, Any]) -> bool:
+    """Whether a trace's first step's own code gave no answer: none at all, or its fallback program's (a loop whose
+    whole-question step runs one, as one program does)."""
+    step, attempts = _first_step(trace)
+    return step.get("guess") in (None, "") or bool(attempts and attempts[-1].get("fallback"))
+
+
 def divergence(programs: dict[str, dict[str, Any]], loops: dict[str, dict[str, Any]], common: list[str]) -> dict[str, int]:
     """Where the runs part: questions whose loop wrote the program's first program at its first step ("same first
     program"), and of those the ones where that program gave no answer of its own, with who was right there."""
     same = [i for i in common if (code := _first_code(programs[i]["_trace"])) is not None
             and code == _first_code(loops[i]["_trace"])]
-    # its own code gave no answer: none at all, or its fallback's (a loop whose whole-question step runs one)
-    failed = [i for i in same if _first_step(loops[i]["_trace"])[0].get("guess") in (None, "") or _from_fallback(loops[i]["_trace"])]
+    failed = [i for i in same if _own_code_failed(loops[i]["_trace"])]
     return {"same_first_program": len(same), "first_program_failed": len(failed),
             "program_right_there": sum(_right(programs[i]) for i in failed),
             "loop_right_there": sum(_right(loops[i]) for i in failed),
