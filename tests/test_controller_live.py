@@ -174,3 +174,85 @@ def test_recorder_ends_the_whole_question_option_on_its_programs_typed_answer(em
     assert (whole.recorded, whole.decision, whole.answer, whole.final, whole.metric) == (True, "answer", "white", True, 1.0)
     # summarized: the two planner options only (whichever was chosen), never the whole question's program
     assert len(decided) == 2 and not any("answers the query completely" in d for d in decided)
+
+
+def test_rerun_whole_ends_a_stale_whole_question_option_with_its_fallbacks_answer(embedded_toolbox, sandboxes, photo):
+    # An episode recorded before a failed whole-question program ran the fallback: its whole option said "continue"
+    # and the loop went on. Re-run with this code, the fallback answers a place question from the cup's box.
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    def reply(messages) -> str:
+        system, user = messages[0].content, messages[-1].content
+        if "You write short Python programs" in system and "answers the query completely" in user:
+            return "```python\nfinal_answer = len(saucers)\n```"  # a NameError each time
+        return _reply(messages)
+
+    question = "Is the cup in the middle or at the edge of the picture?"
+    sample = Sample("coffee-place", photo("coffee"), question, "vqa", answers=["middle"], answer="middle")
+    agent = HydraAgent(AgentConfig(mode="full", num_options=3, max_steps=3, max_replans=1, hydra={"whole_query": 0.5}),
+                       ScriptedChat(rule=reply), embedded_toolbox, sandboxes[0])
+    recorder = EpisodeRecorder(agent, ObservationEncoder(HashEmbedder(), 3), explore="all", side_runner=sandboxes[1])
+    fresh = recorder.record(sample, "user").to_dict()
+    first = fresh["steps"][0]
+    assert first["rounds"][-1]["options"][0]["instruction"] == WHOLE_QUERY and first["rounds"][-1]["choice"] == 0
+    answered = first["outcomes"][0]
+    assert answered["final"] and answered["answer"] in ("middle", "edge") and len(fresh["steps"]) == 1
+
+    stale = json.loads(json.dumps(fresh))  # what the older code recorded: no answer, and a second step after it
+    stale["steps"][0]["outcomes"][0].update(decision="continue", answer=None, metric=None, final=False)
+    stale["steps"].append(dict(stale["steps"][0], step=2))
+    stale["result"].update(answer="edge" if answered["answer"] == "middle" else "middle", steps=2)
+    episode = RecordedEpisode.from_dict(stale)
+    assert recorder.rerun_whole(episode, sample, "user")
+    whole = episode.steps[0].outcomes[0]
+    assert (whole.final, whole.decision, whole.answer) == (True, "answer", answered["answer"])
+    assert whole.metric == answered["metric"] == float(answered["answer"] == "middle")
+    assert len(episode.steps) == 1 and episode.result["answer"] == whole.answer and episode.result["whole_rerun"]
+    # replayed, picking the whole question now ends the episode with that answer's reward
+    env = ReplayEnv([episode])
+    env.reset()
+    _, _, term, _, info = env.step(0)
+    assert term and info["outcome"] == "answer" and info["metric"] == whole.metric
+    assert not recorder.rerun_whole(episode, sample, "user")  # an option that answered is left as it is
+
+
+def test_record_rerun_whole_from_copies_a_set_and_refreshes_its_stale_whole_options(tmp_path, photo):
+    import yaml
+    from typer.testing import CliRunner
+
+    from hydra_vr.cli.main import app
+    from hydra_vr.training.episodes import iter_episodes
+
+    data = tmp_path / "data.jsonl"
+    questions = {"p": "Is the cup in the middle or at the edge of the picture?", "c": "What color is the cup?"}
+    data.write_text("".join(json.dumps({"id": i, "image": str(photo("coffee")), "question": q, "answers": ["middle"]}) + "\n"
+                            for i, q in questions.items()))
+    plan = json.dumps({"instructions": [{"instruction": "Find the cup", "probability": 1.0}]})
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump({"agent": {"mode": "no_rl", "max_steps": 2, "num_options": 2, "hydra": {"whole_query": 0.4}},
+                                   "llm": {"backend": "scripted", "options": {"rules": [
+                                       ["answers the query completely", "```python\nfinal_answer = len(saucers)\n```"],
+                                       ["Instruction:", "```python\ncups = ImagePatch(image).find('cup')\n```"],
+                                       ["Reply:", plan, "You plan"],
+                                       [".", '{"decision": "continue", "answer": ""}', "You decide"]]}}}))
+    base = ["record", "--dataset", "user", "--data-root", str(data), "--config", str(cfg), "--no-progress"]
+    old, new = tmp_path / "old.jsonl", tmp_path / "new.jsonl"
+    first = CliRunner().invoke(app, [*base, "--out", str(old), "--epsilon", "0"])
+    assert first.exit_code == 0, first.output
+    lines = [json.loads(line) for line in old.read_text().splitlines()]
+    for line in lines:  # as the older code left a whole option that failed: no answer
+        line["steps"][0]["outcomes"][0].update(decision="continue", answer=None, metric=None, final=False)
+    old.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    rerun = CliRunner().invoke(app, [*base, "--out", str(new), "--rerun-whole-from", str(old)])
+    assert rerun.exit_code == 0, rerun.output
+    assert "2 episodes in" in rerun.output and "of 2 episodes changed" in rerun.output
+    place = {ep.id: ep for ep in iter_episodes(new)}["p"].steps[0].outcomes[0]
+    assert place.final and place.answer in ("middle", "edge")  # the fallback placed the cup from its box
+    again = CliRunner().invoke(app, [*base, "--out", str(new), "--rerun-whole-from", str(old)])
+    assert "2 copied before, 0 to go" in again.output
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "x", "image": str(photo("coffee")), "question": "Why?", "answers": ["no"]}) + "\n")
+    wrong = CliRunner().invoke(app, ["record", "--dataset", "user", "--data-root", str(other), "--config", str(cfg),
+                                     "--out", str(tmp_path / "w.jsonl"), "--rerun-whole-from", str(old)])
+    assert wrong.exit_code != 0 and "are not samples of this dataset" in wrong.output

@@ -32,7 +32,11 @@ RECORD_HELP = (
     "samples are skipped, a cut-off last line is redone.\n\n"
     "Example: hydra-vr record --dataset gqa --data-root /data/gqa --limit 300 --out episodes/gqa.jsonl\n\n"
     "On a Ray cluster: add --ray auto (or HOST:PORT) --workers N; only this process writes EPISODES. A sample "
-    "whose worker died --max-tries times goes to EPISODES.errors.jsonl instead, and is not retried."
+    "whose worker died --max-tries times goes to EPISODES.errors.jsonl instead, and is not retried.\n\n"
+    "--rerun-whole-from OLD copies the episodes of OLD (recorded on the same --dataset and --split) into --out, "
+    "re-running with this code step 1's whole-question option where it was executed and gave no answer: a failed "
+    "whole-question program now runs the fallback program, whose answer ends the episode. One option per episode "
+    "at most, so a stale set costs a fraction of recording it again."
 )
 
 
@@ -58,6 +62,8 @@ def record_command(
     ray_memory_mb: int = RAY_MEMORY_OPTION,
     ray_resources: list[str] = RAY_RESOURCE_OPTION,
     max_tries: int = RAY_TRIES_OPTION,
+    rerun_whole_from: Path = typer.Option(None, "--rerun-whole-from", help="Copy these recorded episodes to --out, "
+                                          "re-running step 1's unanswered whole-question option with this code."),
 ) -> None:
     from hydra_vr.datasets import DatasetError, load_dataset
     from hydra_vr.datasets.loading import canonical_name
@@ -79,6 +85,13 @@ def record_command(
     except (DatasetError, UnknownComponentError, TypeError) as exc:
         fail(str(exc))
     key = canonical_name(dataset)
+    if rerun_whole_from is not None:
+        if cluster is not None:
+            fail("--rerun-whole-from runs in this process; leave out --ray")
+        spec = RecordSpec(AgentSpec(cfg, controller=str(controller) if controller else None,
+                                    example_set=examples or default_examples(key)), "all", epsilon, seed)  # a side sandbox
+        _rerun_whole(spec, key, samples, rerun_whole_from, out, progress)
+        return
     store, errors = ResultsFile(out), ResultsFile(errors_path(out))
     given_up = errors.repair().ids  # a sample given up after --max-tries is not retried
     done = store.repair().ids | given_up
@@ -122,6 +135,54 @@ def record_command(
     if errors.path.is_file() and errors.path.stat().st_size:
         typer.secho(f"samples given up (their worker kept dying): {errors.path}; delete it to retry them",
                     fg=typer.colors.YELLOW, err=True)
+    typer.echo(f"episodes: {out}")
+
+
+def _rerun_whole(spec: RecordSpec, dataset: str, samples: list[Sample], old: Path, out: Path, progress: bool) -> None:
+    """``--rerun-whole-from``: OLD's episodes into ``out`` (resumable), whole-question options re-run where stale."""
+    from rich.progress import Progress
+
+    from hydra_vr.eval.store import ResultsFile
+    from hydra_vr.llm.base import LLMError
+    from hydra_vr.training.episodes import EpisodeFormatError, iter_episodes
+    from hydra_vr.training.recorder import build_recorder, close_recorder
+
+    by_id = {s.id: s for s in samples}
+    try:
+        episodes = list(iter_episodes(old))
+    except EpisodeFormatError as exc:
+        fail(str(exc))
+    missing = [ep.id for ep in episodes if ep.id not in by_id]
+    if missing:
+        fail(f"{len(missing)} episodes of {old} are not samples of this dataset and split (first: {missing[0]}); "
+             "pass the --dataset, --data-root and --split they were recorded on")
+    store = ResultsFile(out)
+    done = store.repair().ids
+    pending = [ep for ep in episodes if ep.id not in done]
+    typer.echo(f"{len(episodes)} episodes in {old}: {len(episodes) - len(pending)} copied before, {len(pending)} to go")
+    changed, recorder = 0, None
+    try:
+        with store, Progress(disable=not progress) as bar:
+            task = bar.add_task("re-running whole-question options", total=len(pending))
+            for episode in pending:
+                sample = by_id[episode.id]
+                if sample.image_path.is_file():
+                    recorder = recorder or build_recorder(spec)
+                    changed += recorder.rerun_whole(episode, sample, dataset)
+                else:
+                    typer.secho(f"copied {episode.id} as it was: image {sample.image_path} missing", fg=typer.colors.YELLOW, err=True)
+                store.append(episode.to_dict())
+                bar.advance(task)
+    except LLMError as exc:
+        fail(f"{exc} (episodes done are saved in {out}; rerun to resume)", code=1)
+    except KeyboardInterrupt:
+        typer.secho(f"interrupted: episodes done are saved in {out}; rerun the same command to resume",
+                    fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(130) from None
+    finally:
+        if recorder is not None:
+            close_recorder(recorder)
+    typer.echo(f"{changed} of {len(pending)} episodes changed: their whole-question option now ends the episode")
     typer.echo(f"episodes: {out}")
 
 

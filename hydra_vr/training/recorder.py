@@ -33,7 +33,7 @@ from hydra_vr.eval.sample_eval import AgentSpec
 
 from hydra_vr.agent.loop import HydraAgent
 from hydra_vr.agent.step import EpisodeState
-from hydra_vr.agent.strategies.hydra import answered_whole, execute
+from hydra_vr.agent.strategies.hydra import answered_whole, execute, is_whole_query
 from hydra_vr.agent.strategy import Episode
 from hydra_vr.agent.types import EpisodeResult, Option, StepTrace
 from hydra_vr.controller.base import REPLAN, Controller, ControllerState
@@ -182,6 +182,33 @@ class EpisodeRecorder:
         if seen is not None and out.code:
             seen[out.code] = outcome
         return outcome
+
+    def rerun_whole(self, episode: RecordedEpisode, sample: Sample, dataset: str) -> bool:
+        """Re-run, with this code, step 1's whole-question option (:data:`~hydra_vr.agent.strategies.hydra.WHOLE_QUERY`)
+        of a recorded VQA episode where it was executed and did not end the episode; True when it now does.
+
+        Why only that option: a whole-question program that fails now runs the fallback program, and its typed
+        answer ends the episode (:func:`~hydra_vr.agent.strategies.hydra.execute`). Episodes recorded before that
+        hold "continue" there, so a controller trained on them undervalues the option. An option that answered is
+        left as it was. Where the loop had chosen that option, the steps after it are dropped and the episode's
+        result becomes the option's: the loop would have stopped there. The other options keep their recording."""
+        if sample.task != "vqa" or not episode.steps:
+            return False
+        first = episode.steps[0]
+        options = first.executed.options
+        slot = next((i for i, o in enumerate(options) if is_whole_query(o.instruction)), None)
+        if slot is None or slot >= len(first.outcomes) or not first.outcomes[slot].recorded or first.outcomes[slot].final:
+            return False
+        log = _EpisodeLog(bank=StateMemoryBank(sample.query), frame=parse(sample.query, sample.choices))
+        outcome = self._try_option(sample, dataset, log, options[slot].instruction)
+        if not outcome.final:
+            return False
+        first.outcomes[slot] = outcome
+        episode.result = {**episode.result, "whole_rerun": True}  # marks what this code re-ran
+        if first.executed.choice == slot:
+            del episode.steps[1:]
+            episode.result.update(answer=outcome.answer, boxes=outcome.boxes, steps=1, metric=outcome.metric)
+        return True
 
     # ------------------------------------------------------------- episode
     def _episode(self, sample: Sample, dataset: str, log: _EpisodeLog, result: Any) -> RecordedEpisode:
