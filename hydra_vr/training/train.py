@@ -118,10 +118,14 @@ def calibrate_temperature(q_net: Any, num_options: int, val: Sequence[RecordedEp
 
     Each T of ``cfg.selection.calibrate`` is replayed on ``val``; ties go to the larger T, whose choices
     are nearer the planner's own, so the network overrules the planner only where that paid on held-out
-    episodes. Returns (T, its validation stats, one row of validation stats per T)."""
+    episodes. A tie is a mean reward within ``selection.tie_episodes`` answers of the best (one wrong answer
+    turned right moves it by ``2 * alpha / len(val)``): a smaller gap is one episode's noise, not a margin
+    that pays. Returns (T, its validation stats, one row of validation stats per T)."""
     runs = [(t, _evaluate("dqn", dqn_policy(q_net, num_options, reward_scale=cfg.dqn.reward_scale, temperature=t), val, cfg))
             for t in cfg.selection.calibrate]
-    t, stats = max(runs, key=lambda run: (round(run[1].mean_reward, 9), run[0]))
+    best = max(round(stats.mean_reward, 9) for _, stats in runs)
+    margin = cfg.selection.tie_episodes * 2 * cfg.reward.alpha / max(1, len(val))
+    t, stats = max((run for run in runs if round(run[1].mean_reward, 9) >= best - margin - 1e-9), key=lambda run: run[0])
     return float(t), stats, [{"q_temperature": temp, **row.to_dict()} for temp, row in runs]
 
 
