@@ -242,4 +242,12 @@ def test_the_shipped_controller_fits_the_default_profile_and_chooses_by_its_q_va
     options = [WHOLE_QUERY, "Find the fence", "Ask what animal is in the image"]
     q = np.asarray(controller.q_values(options, [0.5, 0.3, 0.2], state))
     assert q.shape == (meta.num_options + 1,) and np.isfinite(q).all() and np.ptp(q[:3]) > 0  # options differ
-    assert controller.select(options, [0.5, 0.3, 0.2], state) in (0, 1, 2)
+    from dataclasses import replace
+
+    from hydra_vr.controller.base import REPLAN
+    from hydra_vr.controller.dqn import select_action
+
+    # its choice is the selection rule's on its own Q-values (REPLAN is the last slot); with no replan left, an option
+    rule = select_action(q, [0.5, 0.3, 0.2], meta.num_options, replan_allowed=True, temperature=meta.q_temperature)
+    assert controller.select(options, [0.5, 0.3, 0.2], state) == (REPLAN if rule == meta.num_options else rule)
+    assert controller.select(options, [0.5, 0.3, 0.2], replace(state, replans=state.max_replans)) in (0, 1, 2)
