@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -69,10 +70,8 @@ def record_command(
     from hydra_vr.datasets.loading import canonical_name
     from hydra_vr.eval.sample_eval import AgentSpec
     from hydra_vr.eval.store import ResultsFile
-    from hydra_vr.llm.base import LLMError
     from hydra_vr.registry import UnknownComponentError
-    from hydra_vr.scale import ClusterError
-    from hydra_vr.training.recorder import EXPLORE_MODES, RecordSpec, build_recorder, close_recorder
+    from hydra_vr.training.recorder import EXPLORE_MODES, RecordSpec, build_recorder
 
     if explore not in EXPLORE_MODES:
         fail(f"--explore must be one of {', '.join(EXPLORE_MODES)}")
@@ -108,30 +107,18 @@ def record_command(
                                 example_set=examples or default_examples(key)), explore, epsilon, seed)
     from rich.progress import Progress
 
-    recorder = None
-    try:
-        with store, errors, Progress(disable=not progress) as bar:
-            task = bar.add_task("recording", total=len(pending))
-            if cluster is not None:
-                for episode in _ray_episodes(spec, key, pending, cluster):
-                    (errors if "steps" not in episode else store).append(episode)
-                    bar.advance(task)
-            else:
-                recorder = build_recorder(spec)
-                for sample in pending:
-                    store.append(recorder.record(sample, key).to_dict())
-                    bar.advance(task)
-    except LLMError as exc:
-        fail(f"{exc} (recorded episodes are saved in {out}; rerun to resume)", code=1)
-    except ClusterError as exc:
-        fail(f"{exc} (recorded episodes are saved in {out}; rerun to resume)", code=3)
-    except KeyboardInterrupt:
-        typer.secho(f"interrupted: recorded episodes are saved in {out}; rerun the same command to resume",
-                    fg=typer.colors.YELLOW, err=True)
-        raise typer.Exit(130) from None
-    finally:
-        if recorder is not None:
-            close_recorder(recorder)
+    recorders: list[Any] = []  # the one built here, stopped on the way out
+    with _saved_on_exit(out, "recorded episodes", recorders), store, errors, Progress(disable=not progress) as bar:
+        task = bar.add_task("recording", total=len(pending))
+        if cluster is not None:
+            for episode in _ray_episodes(spec, key, pending, cluster):
+                (errors if "steps" not in episode else store).append(episode)
+                bar.advance(task)
+        else:
+            recorders.append(build_recorder(spec))
+            for sample in pending:
+                store.append(recorders[0].record(sample, key).to_dict())
+                bar.advance(task)
     if errors.path.is_file() and errors.path.stat().st_size:
         typer.secho(f"samples given up (their worker kept dying): {errors.path}; delete it to retry them",
                     fg=typer.colors.YELLOW, err=True)
@@ -143,9 +130,8 @@ def _rerun_whole(spec: RecordSpec, dataset: str, samples: list[Sample], old: Pat
     from rich.progress import Progress
 
     from hydra_vr.eval.store import ResultsFile
-    from hydra_vr.llm.base import LLMError
     from hydra_vr.training.episodes import EpisodeFormatError, iter_episodes
-    from hydra_vr.training.recorder import build_recorder, close_recorder
+    from hydra_vr.training.recorder import build_recorder
 
     by_id = {s.id: s for s in samples}
     try:
@@ -160,30 +146,42 @@ def _rerun_whole(spec: RecordSpec, dataset: str, samples: list[Sample], old: Pat
     done = store.repair().ids
     pending = [ep for ep in episodes if ep.id not in done]
     typer.echo(f"{len(episodes)} episodes in {old}: {len(episodes) - len(pending)} copied before, {len(pending)} to go")
-    changed, recorder = 0, None
-    try:
-        with store, Progress(disable=not progress) as bar:
-            task = bar.add_task("re-running whole-question options", total=len(pending))
-            for episode in pending:
-                sample = by_id[episode.id]
-                if sample.image_path.is_file():
-                    recorder = recorder or build_recorder(spec)
-                    changed += recorder.rerun_whole(episode, sample, dataset)
-                else:
-                    typer.secho(f"copied {episode.id} as it was: image {sample.image_path} missing", fg=typer.colors.YELLOW, err=True)
-                store.append(episode.to_dict())
-                bar.advance(task)
-    except LLMError as exc:
-        fail(f"{exc} (episodes done are saved in {out}; rerun to resume)", code=1)
-    except KeyboardInterrupt:
-        typer.secho(f"interrupted: episodes done are saved in {out}; rerun the same command to resume",
-                    fg=typer.colors.YELLOW, err=True)
-        raise typer.Exit(130) from None
-    finally:
-        if recorder is not None:
-            close_recorder(recorder)
+    changed, recorders = 0, []
+    with _saved_on_exit(out, "episodes done", recorders), store, Progress(disable=not progress) as bar:
+        task = bar.add_task("re-running whole-question options", total=len(pending))
+        for episode in pending:
+            sample = by_id[episode.id]
+            if sample.image_path.is_file():
+                recorders[:] = recorders or [build_recorder(spec)]
+                changed += recorders[0].rerun_whole(episode, sample, dataset)
+            else:
+                typer.secho(f"copied {episode.id} as it was: image {sample.image_path} missing", fg=typer.colors.YELLOW, err=True)
+            store.append(episode.to_dict())
+            bar.advance(task)
     typer.echo(f"{changed} of {len(pending)} episodes changed: their whole-question option now ends the episode")
     typer.echo(f"episodes: {out}")
+
+
+@contextmanager
+def _saved_on_exit(out: Path, what: str, recorders: list[Any]) -> Iterator[None]:
+    """An LLM or cluster failure, or Ctrl-C, ends with what is saved in ``out`` and how to resume; the recorders
+    built inside (their sandbox children) are stopped whatever happens."""
+    from hydra_vr.llm.base import LLMError
+    from hydra_vr.scale import ClusterError
+    from hydra_vr.training.recorder import close_recorder
+
+    try:
+        yield
+    except LLMError as exc:
+        fail(f"{exc} ({what} are saved in {out}; rerun to resume)", code=1)
+    except ClusterError as exc:
+        fail(f"{exc} ({what} are saved in {out}; rerun to resume)", code=3)
+    except KeyboardInterrupt:
+        typer.secho(f"interrupted: {what} are saved in {out}; rerun the same command to resume", fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(130) from None
+    finally:
+        for recorder in recorders:
+            close_recorder(recorder)
 
 
 def errors_path(out: Path) -> Path:
