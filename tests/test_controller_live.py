@@ -251,6 +251,12 @@ def test_record_rerun_whole_from_copies_a_set_and_refreshes_its_stale_whole_opti
     assert place.final and place.answer in ("middle", "edge")  # the fallback placed the cup from its box
     again = CliRunner().invoke(app, [*base, "--out", str(new), "--rerun-whole-from", str(old)])
     assert "2 copied before, 0 to go" in again.output
+    mute = tmp_path / "mute.yaml"  # an LLM that cannot answer: the run stops, saying what is kept
+    mute.write_text(yaml.safe_dump({"agent": {"mode": "no_rl", "num_options": 2, "hydra": {"whole_query": 0.4}},
+                                    "llm": {"backend": "scripted", "options": {"rules": []}}}))
+    stopped = CliRunner().invoke(app, ["record", "--dataset", "user", "--data-root", str(data), "--config", str(mute),
+                                       "--out", str(tmp_path / "m.jsonl"), "--rerun-whole-from", str(old), "--no-progress"])
+    assert stopped.exit_code == 1 and "episodes done are saved in" in stopped.output and "rerun to resume" in stopped.output
     other = tmp_path / "other.jsonl"
     other.write_text(json.dumps({"id": "x", "image": str(photo("coffee")), "question": "Why?", "answers": ["no"]}) + "\n")
     wrong = CliRunner().invoke(app, ["record", "--dataset", "user", "--data-root", str(other), "--config", str(cfg),
