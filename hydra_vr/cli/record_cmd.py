@@ -84,12 +84,11 @@ def record_command(
     except (DatasetError, UnknownComponentError, TypeError) as exc:
         fail(str(exc))
     key = canonical_name(dataset)
+    agent = AgentSpec(cfg, controller=str(controller) if controller else None, example_set=examples or default_examples(key))
     if rerun_whole_from is not None:
         if cluster is not None:
             fail("--rerun-whole-from runs in this process; leave out --ray")
-        spec = RecordSpec(AgentSpec(cfg, controller=str(controller) if controller else None,
-                                    example_set=examples or default_examples(key)), "all", epsilon, seed)  # a side sandbox
-        _rerun_whole(spec, key, samples, rerun_whole_from, out, progress)
+        _rerun_whole(RecordSpec(agent, "all", epsilon, seed), key, samples, rerun_whole_from, out, progress)  # "all": a side sandbox
         return
     store, errors = ResultsFile(out), ResultsFile(errors_path(out))
     given_up = errors.repair().ids  # a sample given up after --max-tries is not retried
@@ -103,8 +102,7 @@ def record_command(
     for sample in [s for s in pending if not s.image_path.is_file()]:
         typer.secho(f"skipped {sample.id}: image {sample.image_path} missing", fg=typer.colors.YELLOW, err=True)
     pending = [s for s in pending if s.image_path.is_file()]
-    spec = RecordSpec(AgentSpec(cfg, controller=str(controller) if controller else None,
-                                example_set=examples or default_examples(key)), explore, epsilon, seed)
+    spec = RecordSpec(agent, explore, epsilon, seed)
     from rich.progress import Progress
 
     recorders: list[Any] = []  # the one built here, stopped on the way out
