@@ -446,26 +446,3 @@ def test_a_program_looping_over_tools_is_stopped_at_the_call_limit(fake: FakeToo
         res = sb.run(program, picture)
         assert not res.ok and "too many vision tool calls in one step (limit 30)" in res.error
         assert sb.run("final_answer = len(ImagePatch(image).find('cup'))", picture).final_answer == 2  # the next step works
-
-
-def test_a_found_list_answers_its_first_patchs_methods_and_an_empty_one_says_nothing_was_found(fresh: Sandbox, fake: FakeToolbox,
-                                                                                               picture: str) -> None:
-    # "mugs.simple_query(...)" without the [0]: the small reasoner writes it and rewrites it unchanged when told
-    program = ("mugs = ImagePatch(image).find('mug')\n"
-               "what = mugs.simple_query('what is this?')\n"
-               "final_answer = [what == mugs[0].simple_query('what is this?'), mugs.box, len(mugs), mugs.label]")
-    res = fresh.run(program, picture)
-    assert res.ok, res.error
-    assert res.final_answer == [True, [120.0, 16.0, 216.0, 96.0], 2, "mug"]
-    assert {v.name: v.type for v in res.variables}["mugs"] == "list[ImagePatch]"  # what the textualizer shows
-    empty = fresh.run("none = ImagePatch(image).find('nothing')\nfinal_answer = none.simple_query('what is it?')", picture)
-    assert empty.error_kind == "runtime" and "find() found nothing" in empty.error
-    for private in ("__getnewargs_ex__", "_crop", "append_nothing"):  # only public patch names forward
-        other = fresh.run(f"mugs = ImagePatch(image).find('mug')\nfinal_answer = getattr(mugs, '{private}', 'absent')", picture)
-        assert other.final_answer == "absent" or other.error_kind == "policy", (private, other.error)
-    # in-process the same; copied, the list is a plain list of the same patches
-    ns = _in_process(program, picture, fake)
-    assert ns["final_answer"][0] is True and ns["final_answer"][1:] == [[120.0, 16.0, 216.0, 96.0], 2, "mug"]
-    import copy
-
-    assert type(copy.copy(ns["mugs"])) is list and copy.copy(ns["mugs"]) == list(ns["mugs"])

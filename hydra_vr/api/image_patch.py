@@ -22,30 +22,6 @@ if TYPE_CHECKING:
     from hydra_vr.api.toolbox import VisionToolbox
 
 
-class Patches(list):
-    """What ``find()`` returns: a list of patches, most confident first, that also answers the patch
-    methods for its first patch.
-
-    Small models write ``cups = image_patch.find("cup")`` and then ``cups.simple_query(...)``, forgetting
-    the ``[0]``; asked to fix the AttributeError they rewrite the same program (see ``run_step``), so the
-    step lost what ``find()`` had found. The list stays a list (``len``, indexing, ``if cups:``); only
-    names a plain list lacks and the first patch has are read from that patch. On an empty list they raise
-    the AttributeError a list would, saying that nothing was found.
-    """
-
-    __slots__ = ()
-
-    def __getattr__(self, name: str) -> Any:
-        # Only missing names reach here; private and dunder names never forward (pickle and copy probe them).
-        if name.startswith("_") or not self or not isinstance(self[0], ImagePatch) or not hasattr(self[0], name):
-            found = "" if self else " (find() found nothing: check the list before using its first patch)"
-            raise AttributeError(f"'list' object has no attribute '{name}'{found}")
-        return getattr(self[0], name)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (list, (list(self),))  # another process reads a plain list
-
-
 class ImageLoadError(ValueError):
     """The image could not be read (missing file, not an image, empty)."""
 
@@ -215,7 +191,7 @@ class ImagePatch:
             >>> signs = image_patch.find("text")
         """
         dets = self._tools().find(self.cropped_image, object_name)
-        return Patches(self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets)
+        return [self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets]
 
     def exists(self, object_name: str) -> bool:
         """Return True if at least one ``object_name`` is in this patch.

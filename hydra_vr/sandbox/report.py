@@ -49,7 +49,7 @@ def describe(name: str, value: Any) -> dict[str, Any]:
         info["type"] = "ImagePatch"
         info["box"] = value.box
     elif isinstance(value, (list, tuple)) and value and all(isinstance(v, ImagePatch) for v in value[:MAX_ITEMS]):
-        info["type"] = f"{'list' if isinstance(value, list) else 'tuple'}[ImagePatch]"  # find()'s Patches reads as a list
+        info["type"] = f"{type(value).__name__}[ImagePatch]"
         info["boxes"] = [v.box for v in value[:MAX_ITEMS]]
     return info
 
