@@ -150,7 +150,8 @@ def _rerun_whole(spec: RecordSpec, dataset: str, samples: list[Sample], old: Pat
         for episode in pending:
             sample = by_id[episode.id]
             if sample.image_path.is_file():
-                recorders[:] = recorders or [build_recorder(spec)]
+                if not recorders:  # built on the first episode that needs it: a set with no image left needs none
+                    recorders.append(build_recorder(spec))
                 changed += recorders[0].rerun_whole(episode, sample, dataset)
             else:
                 typer.secho(f"copied {episode.id} as it was: image {sample.image_path} missing", fg=typer.colors.YELLOW, err=True)
