@@ -84,7 +84,10 @@ class DepthEstimator(Protocol):
 
 @runtime_checkable
 class VisualQA(Protocol):
-    def answer(self, image: Image.Image, question: str) -> Answer: ...
+    def answer(self, image: Image.Image, question: str, whole: bool = False) -> Answer:
+        """``whole``: ``image`` is the whole photo, not a patch cropped to a thing a tool found (a backend that
+        reads findings may then say that what the question names was not located)."""
+        ...
 
 
 @runtime_checkable
