@@ -261,11 +261,9 @@ class DescribeVQA:
             located, unlocated = self._locate(image, question, classified, whole)
             if located is not None:
                 relevant.append(located)
-            if located is not None:  # its own colours: the border / standout split was a guess at the thing
+            if located is not None or unlocated is not None:
+                # its own colours, or none of the photo's: the border / standout split was a guess at the thing
                 subject_colors, colors = None, _named(color_ops.dominant_colors(image))
-            elif unlocated is not None:
-                # none of the photo's: beside them a small model named the backdrop's colour for a seat or a roof
-                subject_colors, colors = None, []
         rows = _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects")
         search = self._search(image, question)
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
