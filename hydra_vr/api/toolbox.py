@@ -324,7 +324,7 @@ class VisionToolbox:
         if not str(question).strip():  # str(): a "no" Reply is false but not empty
             raise ValueError("simple_query() needs a non-empty question")
         t0 = time.perf_counter()
-        ans = self._measured(image, str(question), box, photo_size) or self.backend("vqa").answer(image, question, whole=box is None)
+        ans = self._measured(image, str(question), box, photo_size) or self.backend("vqa").answer(image, question)
         self._record("simple_query", {"question": question}, ans, t0)
         return ans
 

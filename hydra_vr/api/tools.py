@@ -84,10 +84,7 @@ class DepthEstimator(Protocol):
 
 @runtime_checkable
 class VisualQA(Protocol):
-    def answer(self, image: Image.Image, question: str, whole: bool = False) -> Answer:
-        """``whole``: ``image`` is the whole photo, not a patch cropped to a thing a tool found (a backend that
-        reads findings may then say that what the question names was not located)."""
-        ...
+    def answer(self, image: Image.Image, question: str) -> Answer: ...
 
 
 @runtime_checkable

@@ -191,11 +191,10 @@ class DescribeVQA:
         self._mapper = CocoNameMapper()
         self._prefix: list | None = None
 
-    def describe(self, image: Image.Image, question: str, whole: bool = False) -> dict:
+    def describe(self, image: Image.Image, question: str) -> dict:
         """The findings the LLM sees, as template variables (also returned as evidence).
 
-        Objects the question names come first, each with colours measured on the object itself. ``whole``:
-        ``image`` is the whole photo (for a colour question, a thing no tool located there is said to be so).
+        Objects the question names come first, each with colours measured on the object itself.
         """
         tb = self.ctx.toolbox
         if tb is None:
@@ -256,46 +255,14 @@ class DescribeVQA:
         if tb.has("faces") and _PEOPLE_QUESTION.search(question):
             faces = len(found_faces())
         shapes, shape_boxes = self._shapes(image, question)
-        unlocated = None
-        if kind == "color" and not background and not relevant and not (worn and worn["colors"]) and not shapes:
-            located, unlocated = self._locate(image, question, classified, whole)
-            if located is not None:
-                relevant.append(located)
-            if located is not None or unlocated is not None:
-                # its own colours, or none of the photo's: the border / standout split was a guess at the thing
-                subject_colors, colors = None, _named(color_ops.dominant_colors(image))
         rows = _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects")
         search = self._search(image, question)
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
                 "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question,
-                "unlocated": unlocated,
                 "classified": [(ls.label, ls.score) for ls in classified],  # not shown: what _thing_name reads
                 "read": regions}  # not shown: the OCR lines a reading answer is put back into (``_as_written``)
-
-    def _locate(self, image: Image.Image, question: str, classified: list, whole: bool) -> tuple[dict | None, str | None]:
-        """For a colour question about a thing the detector did not list: (the thing as a finding, with colours
-        measured on its own pixels, where any tool finds it: ``look_for``; None otherwise, and the thing's name
-        where ``image`` is the whole photo and the classifier does not name it either, so no tool located it).
-        The photo's colours beside an unlocated roof or seat are the rest of the scene's: kept to them, a small
-        model answered a part's colour with the backdrop's."""
-        frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
-        thing = frame.subject if frame is not None else None
-        tb = self.ctx.toolbox
-        if not thing or tb is None:
-            return None, None
-        dets, _ = tb.look_for(image, thing)
-        if dets:
-            d = dets[0]
-            box = [int(v) for v in d.box.to_list(0)]
-            colors = _named(tb.colors(image.crop(tuple(box)), foreground=True))
-            return {"label": thing, "score": d.score, "box": box, "colors": colors}, None
-        classifier = tb.backend("classifier") if tb.has("classifier") else None
-        kinds = {k.lower() for k in getattr(classifier, "map_name", lambda _: ())(thing) or ()}
-        if not whole or any(ls.label.lower() in kinds for ls in classified):
-            return None, None  # a crop the program chose, or a photo of the thing: its colours are the thing's
-        return None, thing
 
     def _category(self, image: Image.Image, question: str, findings: dict) -> tuple[str, str] | None:
         """(name, evidence) for a question that asks which kind of a category ("What insect is on the leaf?"),
@@ -419,7 +386,7 @@ class DescribeVQA:
             for ex in load_examples("describe")["examples"]:
                 f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
                      "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None, "worn": None, "background": False,
-                     "texts_by_size": False, "unlocated": None} | ex["findings"]
+                     "texts_by_size": False} | ex["findings"]
                 spec = expected_type(ex["question"])
                 f["unchecked"] = _unchecked(spec.kind, f["search"])
                 msgs += [ChatMessage("user", render_prompt("vqa_describe_user", **f, question=ex["question"], expected=spec.describe())),
@@ -427,14 +394,14 @@ class DescribeVQA:
             self._prefix = msgs
         return self._prefix
 
-    def answer(self, image: Image.Image, question: str, whole: bool = False) -> Answer:
+    def answer(self, image: Image.Image, question: str) -> Answer:
         if self.ctx.llm is None:
             raise RuntimeError("the 'describe' VQA backend needs an LLM; configure llm in the config or choose a VQA model")
         from hydra_vr.llm.base import ChatMessage
         from hydra_vr.llm.typed import ask_typed
 
         spec = expected_type(question)
-        findings = self.describe(image, question, whole)
+        findings = self.describe(image, question)
         user = render_prompt("vqa_describe_user", **findings, expected=spec.describe())
         search = findings["search"]
         # A presence question the tools searched: their result decides, not the LLM (a small model said "yes"
@@ -459,8 +426,7 @@ class DescribeVQA:
                               spec, max_tokens=self.max_tokens, retries=self.retries)
             if reply.answer is not None:
                 return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
-        # an unlocated thing's colour is the LLM's to judge, not one of the scene's (none was measured on it)
-        if spec.kind == "color" and not findings["unlocated"] and (seen := _colors_seen(findings)):
+        if spec.kind == "color" and (seen := _colors_seen(findings)):
             spec = dataclasses.replace(spec, options=seen)  # from the findings, not from knowledge: what was measured
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
                           max_tokens=self.max_tokens, retries=self.retries, refuse=_echoed_label(findings, spec))

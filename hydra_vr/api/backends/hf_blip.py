@@ -22,7 +22,7 @@ class BlipVQA(GenerativeVQA):
     source = "blip_vqa"
     model_class = "BlipForQuestionAnswering"
 
-    def answer(self, image: Image.Image, question: str, whole: bool = False) -> Answer:
+    def answer(self, image: Image.Image, question: str) -> Answer:
         text = self.generate_text(images=image.convert("RGB"), text=question)
         return Answer(text=clean_answer(text), source=self.source, evidence=f"{self.model_id}: {text!r}")
 

@@ -44,7 +44,7 @@ class Blip2VQA(GenerativeVQA):
         self.caption_prompt = caption_prompt
         self.caption_max_new_tokens = caption_max_new_tokens
 
-    def answer(self, image: Image.Image, question: str, whole: bool = False) -> Answer:
+    def answer(self, image: Image.Image, question: str) -> Answer:
         text = self.generate_text(images=image.convert("RGB"), text=self.prompt.format(question=question.strip()))
         return Answer(text=clean_answer(text), source=self.source, evidence=f"{self.model_id}: {text!r}")
 

@@ -53,7 +53,7 @@ class LlavaVQA(GenerativeVQA):
             return proc.apply_chat_template(conversation, add_generation_prompt=True)
         return FALLBACK_PROMPT.format(question=question)
 
-    def answer(self, image: Image.Image, question: str, whole: bool = False) -> Answer:
+    def answer(self, image: Image.Image, question: str) -> Answer:
         q = question.strip()
         if self.short_answer_suffix:
             q = f"{q} {self.short_answer_suffix}"
