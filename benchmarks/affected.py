@@ -1,0 +1,104 @@
+"""Before/after of a change on the questions it can reach, without rerunning the rest.
+
+With the LLM reply cache off and llama.cpp's fixed seed, a run is deterministic: a question whose calls a change
+does not reach gets the same prediction again. So a change to one tool path is measured by rerunning only the
+questions whose stored traces call it, and putting their new rows in place of the old ones:
+
+    python benchmarks/affected.py ids RUN [RUN ...] --tool simple_query --kind color > IDS
+    python benchmarks/real_photos/rounds.py --out NEW --split dev --ids IDS --seed 7 ...
+    python benchmarks/affected.py merge RUN NEW/vipergpt
+
+``ids`` prints the ids (one per line) of the samples whose traces hold a call of ``--tool``; with ``--kind``, only
+calls whose own question (else the sample's query) has that answer type in its question frame. Calls of a failed
+attempt that the trace does not keep are not seen: pass every run the change is measured on, so their union
+covers what any of them called. ``merge`` prints the accuracy of RUN before and with the rerun rows, and how many
+predictions changed. A rerun question that reached no changed path should keep its prediction: the unchanged
+ones among the rerun are the check that the runs were deterministic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+def _rows(run: Path) -> list[dict[str, Any]]:
+    path = run / "results.jsonl"
+    if not path.is_file():
+        raise SystemExit(f"{run}: no results.jsonl (not a run folder)")
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _calls(node: Any) -> Iterator[dict[str, Any]]:
+    """Every recorded tool call in a trace, wherever it is kept (steps, workers, sub-agents)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("tool"), str) and isinstance(node.get("args"), dict):
+            yield node
+        for value in node.values():
+            yield from _calls(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _calls(value)
+
+
+def reached(run: Path, tool: str, kind: str | None = None) -> list[str]:
+    """Ids of ``run``'s samples whose traces call ``tool`` (with a question of answer type ``kind``, if given)."""
+    from hydra_vr.question import parse
+
+    def kind_of(text: str) -> str | None:
+        return parse(text).answer.kind if text.strip() else None
+
+    ids = []
+    for row in _rows(run):
+        if not row.get("trace") or not (run / row["trace"]).is_file():
+            continue
+        trace = json.loads((run / row["trace"]).read_text())
+        for call in _calls(trace):
+            if call["tool"] != tool:
+                continue
+            asked = call["args"].get("question")
+            if kind is None or kind_of(str(asked if asked is not None else row.get("query") or "")) == kind:
+                ids.append(row["id"])
+                break
+    return ids
+
+
+def merge(before: Path, rerun: Path) -> dict[str, Any]:
+    """Accuracy of ``before`` and of ``before`` with ``rerun``'s rows in place of its own (ids in both)."""
+    old = {r["id"]: r for r in _rows(before)}
+    new = {r["id"]: r for r in _rows(rerun) if r["id"] in old}
+    if not old:
+        raise SystemExit(f"{before}: no samples")
+    after = {**old, **new}
+    score = lambda rows: 100.0 * sum(float(r.get("score") or 0.0) for r in rows) / len(old)  # noqa: E731
+    return {"n": len(old), "before": score(old.values()), "after": score(after.values()), "rerun": len(new),
+            "changed": sum(new[i].get("prediction") != old[i].get("prediction") for i in new),
+            "gained": sum(float(new[i].get("score") or 0) > float(old[i].get("score") or 0) for i in new),
+            "lost": sum(float(new[i].get("score") or 0) < float(old[i].get("score") or 0) for i in new)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_ids = sub.add_parser("ids", help="ids of the samples whose traces call a tool")
+    p_ids.add_argument("runs", nargs="+", type=Path)
+    p_ids.add_argument("--tool", required=True, help="a recorded tool name: find, simple_query, verify_property, ...")
+    p_ids.add_argument("--kind", help="only calls whose question has this answer type (yesno, choice, number, color, open)")
+    p_merge = sub.add_parser("merge", help="accuracy before and with a rerun subset's rows")
+    p_merge.add_argument("before", type=Path)
+    p_merge.add_argument("rerun", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "ids":
+        ids = sorted({i for run in args.runs for i in reached(run, args.tool, args.kind)})
+        print("\n".join(ids))
+    else:
+        m = merge(args.before, args.rerun)
+        print(f"{args.before}: n={m['n']} before {m['before']:.2f} after {m['after']:.2f}; rerun {m['rerun']}: "
+              f"{m['changed']} predictions changed, +{m['gained']} -{m['lost']}")
+
+
+if __name__ == "__main__":
+    main()
