@@ -26,10 +26,13 @@ from typing import Any
 
 
 def _rows(run: Path) -> list[dict[str, Any]]:
+    """The run's records, read as the eval reads them (a line cut short by a killed run is left out)."""
+    from hydra_vr.eval.store import ResultsFile
+
     path = run / "results.jsonl"
     if not path.is_file():
         raise SystemExit(f"{run}: no results.jsonl (not a run folder)")
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return ResultsFile(path).load().records
 
 
 def _calls(node: Any) -> Iterator[dict[str, Any]]:
