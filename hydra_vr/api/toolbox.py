@@ -25,6 +25,7 @@ from hydra_vr.api import colors as color_ops
 from hydra_vr.api import focus as focus_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import size as size_ops
+from hydra_vr.api.properties import property_caption, property_question
 from hydra_vr.api import text_layout
 from hydra_vr.api import where as where_ops
 from hydra_vr.api.tools import (
@@ -357,7 +358,7 @@ class VisionToolbox:
         ``box`` and ``photo_size``: where that crop lies in its photo (how big it is there).
         """
         t0 = time.perf_counter()
-        question = f"Is the {name} {prop}?"
+        question = property_question(name, prop)
         if color_ops.is_color_name(prop):
             # Colours are measured from pixels rather than guessed by a model.
             verdict, evidence = color_ops.has_color(image, prop, foreground=foreground)
@@ -366,7 +367,7 @@ class VisionToolbox:
               else self._measured(image, question)) is not None:
             verdict, evidence = measured.text == "yes", measured.evidence or measured.text
         elif self.has("matcher"):
-            scores = self.backend("matcher").match([image], [f"a photo of a {prop} {name}", f"a photo of a {name}"])[0]
+            scores = self.backend("matcher").match([image], [property_caption(name, prop), f"a photo of a {name}"])[0]
             verdict, evidence = bool(scores[0] > scores[1]), f"matcher scores {scores[0]:.3f} vs {scores[1]:.3f}"
         else:
             ans = self.backend("vqa").answer(image, f"{question} Answer yes or no.")
