@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from PIL import Image
 
 from hydra_vr.agent.loop import AgentInputError, HydraAgent
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
@@ -235,6 +236,18 @@ def test_vipergpt_grounding_falls_back_to_the_first_name_the_detector_finds(embe
     assert "find('saucer'): no saucer found" in result.steps[0].observation  # no class: the next name was tried
     x1, y1, x2, y2 = result.boxes[0]
     assert 100 < x1 < x2 < 480 and y1 < y2  # the cup, not the whole photo
+
+
+def test_a_grounding_program_that_returns_every_patch_is_grounded_to_the_one_the_expression_names(
+        embedded_toolbox, sandbox, photo):
+    script = RoleScript(reasoner=[code('final_answer = ImagePatch(image).find("person")')])
+    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(
+        str(photo("bus")), "the pedestrian furthest to the right", task="grounding")
+    people = embedded_toolbox.find(Image.open(photo("bus")).convert("RGB"), "person")
+    rightmost = max(people, key=lambda d: d.box.x2).box.to_list()
+    assert len(people) > 1 and result.ok and result.boxes == [pytest.approx(rightmost, abs=1)]
+    assert "final_answer held" in result.steps[0].observation
+    assert result.boxes != [pytest.approx(people[0].box.to_list(), abs=1)]  # not just the first, the most confident
 
 
 def test_expression_names_try_two_word_names_first_and_colours_last_and_skip_positions():

@@ -281,7 +281,7 @@ def test_a_count_of_every_thing_where_a_colour_is_counted_is_rewritten() -> None
 
 
 def test_rewrites_are_declared_recorded_with_what_replaced_the_answer_and_switched_off_by_name() -> None:
-    assert {"read_patch", "composed_reply", "nobody_there", "placed_box"} <= set(checks.check_names())
+    assert {"read_patch", "composed_reply", "nobody_there", "one_of_many", "placed_box"} <= set(checks.check_names())
     riding = parse("Is anybody riding the horse?")
     horse = [_find("horse", [[10, 10, 90, 90]])]
     looked: list[str] = []
@@ -312,3 +312,24 @@ def test_rewrites_are_declared_recorded_with_what_replaced_the_answer_and_switch
     cups = [_find("cup", [[300, 50, 380, 120], [10, 50, 90, 120]])]
     box, why = checks.rewrite("placed_box", [300, 50, 380, 120], checks.Evidence(cups, query="the cup on the far left"), None)
     assert box == [10, 50, 90, 120] and why
+
+
+def test_a_grounding_answer_of_several_patches_becomes_the_one_picked_for_the_expression() -> None:
+    kites = [[5, 5, 40, 30], [200, 10, 260, 50], [90, 120, 130, 160]]
+    asked: list[int] = []
+
+    def pick() -> list[float]:
+        asked.append(1)
+        return kites[2]
+
+    ev = checks.Evidence(query="the kite with the long tail", pick=pick)
+    with checks.collecting() as fired:
+        box, why = checks.rewrite("one_of_many", kites, ev, None)
+    assert box == kites[2] and "held 3 patches" in (why or "") and [f.check for f in fired] == ["one_of_many"]
+    # one patch, no way to pick, or a pick that failed: left alone
+    assert checks.rewrite("one_of_many", kites[:1], ev, None) == (kites[:1], None)
+    assert checks.rewrite("one_of_many", kites, checks.Evidence(query="the kite"), None) == (kites, None)
+    assert checks.rewrite("one_of_many", kites, checks.Evidence(query="the kite", pick=lambda: None), None) == (kites, None)
+    with checks.disabled(["one_of_many"]):
+        assert checks.rewrite("one_of_many", kites, ev, None) == (kites, None)
+    assert len(asked) == 1

@@ -35,13 +35,15 @@ class Evidence:
     """What an answer rests on: the tool calls behind it (in order) and the program's code, if any. A rewrite
     (:mod:`hydra_vr.agent.rewrites`) may also read the photo (``image``), the grounding expression (``query``:
     a box has no question frame) or look once more (``look(name)``: what one find(name) on the whole photo
-    returns, None when it could not run)."""
+    returns, None when it could not run) or pick (``pick()``: the box of the one patch, of a final_answer that
+    holds several, that ``best_image_match`` says the expression names; None when it could not run)."""
 
     calls: Sequence[Any] = ()
     code: str = ""
     image: str = ""
     query: str = ""
     look: Callable[[str], Sequence[Any] | None] | None = None
+    pick: Callable[[], list[float] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -133,12 +133,28 @@ def _placed_box(ev: Evidence, frame: QuestionFrame | None, value: Any) -> tuple[
     return placed_box(ev.calls, ev.query, value, ev.image or None)
 
 
+def _one_of_many(ev: Evidence, frame: QuestionFrame | None, value: Any) -> tuple[Any, str] | None:
+    """A grounding answer of several patches (``final_answer = wheels``): an expression names one thing, and
+    the first patch is only the one a tool scored highest. The one ``best_image_match`` picks for the
+    expression among them (its place, a worn colour, else a look at each) is the answer."""
+    boxes = [list(b) for b in value] if isinstance(value, (list, tuple)) else []
+    if len(boxes) < 2 or ev.pick is None or not ev.query:
+        return None
+    box = ev.pick()
+    if box is None:
+        return None
+    return box, (f"final_answer held {len(boxes)} patches, and the expression names one: best_image_match picked "
+                 f"the one at {[round(v) for v in box]} for {ev.query!r}")
+
+
 ANSWER_REWRITES: tuple[Rewrite, ...] = (
     Rewrite("read_patch", "a reading question answered with a patch of text: the text it holds", _VQA_KINDS, _read_patch),
     Rewrite("composed_reply", "an answer glued from the tools' replies and the question's words: the replies",
             _VQA_KINDS, _composed_reply),
     Rewrite("nobody_there", "'is anyone ...?' answered other than no where no person is found: no", frozenset({"yesno"}),
             _nobody_there),
+    Rewrite("one_of_many", "a grounding answer of several patches: the one best_image_match picks for the expression",
+            frozenset({"box"}), _one_of_many),
     Rewrite("placed_box", "a box other than the one the expression's place or worn colour picks among a find's patches",
             frozenset({"box"}), _placed_box),
 )

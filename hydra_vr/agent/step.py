@@ -159,6 +159,12 @@ def run_step(
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     if size is not None and _whole_image_on_nothing(program, size):
         boxes = []  # the whole image after every find came back empty grounds nothing: the episode goes on
+    if expression and boxes and len(many := patch_boxes(program.final_answer)) > 1:
+        box, picked = rewrite("one_of_many", many, Evidence(program.calls, image=image_path, query=expression,
+                                                            pick=lambda: _pick(runner, image_path, expression)), None)
+        if picked:
+            boxes = [box]
+            observation += f"\nNote: {picked}"
     if expression and len(boxes) == 1:  # a small model takes people[-1] for "the far right" (find() lists by score)
         box, placed = rewrite("placed_box", boxes[0], Evidence(program.calls, image=image_path, query=expression), None)
         if placed:
@@ -298,6 +304,14 @@ def _look(runner: ProgramRunner, image_path: str, name: str) -> list[Any] | None
     return None if call is None else list(call.result or [])
 
 
+def _pick(runner: ProgramRunner, image_path: str, expression: str) -> list[float] | None:
+    """The box of the patch of the namespace's ``final_answer`` (a list) that best_image_match picks for
+    ``expression`` (the ``pick`` of a rewrite's evidence); None if that failed."""
+    done = runner.run(f"grounding_pick = best_image_match(final_answer, [{expression!r}])\n", image_path)
+    picked = done.variable("grounding_pick") if done.ok else None
+    return list(picked.box) if picked is not None and picked.box is not None else None
+
+
 def typed_guess(program: Any, frame: QuestionFrame, code: str = "") -> tuple[str | None, str | None]:
     """(the program's answer in the type ``frame``'s question expects, None) or (None, why it was refused).
     ``code``: the program's source, where the checks may read it (the literal_answer check), or "".
@@ -327,11 +341,16 @@ def typed_guess(program: Any, frame: QuestionFrame, code: str = "") -> tuple[str
 
 
 def boxes_of(value: Any) -> list[list[float]]:
-    """Boxes in a final_answer as the sandbox reports it (a patch dict, or a list of them)."""
+    """The box a final_answer grounds to as the sandbox reports it (a patch dict, or the first of a list of them)."""
+    return patch_boxes(value)[:1]
+
+
+def patch_boxes(value: Any) -> list[list[float]]:
+    """Every box in a final_answer as the sandbox reports it (a patch dict, or a list of them)."""
     if isinstance(value, dict) and value.get("box") is not None:
         return [list(map(float, value["box"]))]
     if isinstance(value, (list, tuple)):
-        return [b for v in value for b in boxes_of(v)][:1]
+        return [b for v in value for b in patch_boxes(v)]
     return []
 
 
