@@ -330,6 +330,7 @@ def test_a_grounding_answer_of_several_patches_becomes_the_one_picked_for_the_ex
     assert checks.rewrite("one_of_many", kites[:1], ev, None) == (kites[:1], None)
     assert checks.rewrite("one_of_many", kites, checks.Evidence(query="the kite"), None) == (kites, None)
     assert checks.rewrite("one_of_many", kites, checks.Evidence(query="the kite", pick=lambda: None), None) == (kites, None)
+    assert checks.rewrite("one_of_many", kites, checks.Evidence(query="the kite", pick=lambda: kites[0]), None) == (kites, None)
     with checks.disabled(["one_of_many"]):
         assert checks.rewrite("one_of_many", kites, ev, None) == (kites, None)
     assert len(asked) == 1

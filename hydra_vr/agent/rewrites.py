@@ -141,7 +141,7 @@ def _one_of_many(ev: Evidence, frame: QuestionFrame | None, value: Any) -> tuple
     if len(boxes) < 2 or ev.pick is None or not ev.query:
         return None
     box = ev.pick()
-    if box is None:
+    if box is None or same_box(box, boxes[0]):  # could not pick, or picked the first: nothing replaced
         return None
     return box, (f"final_answer held {len(boxes)} patches, and the expression names one: best_image_match picked "
                  f"the one at {[round(v) for v in box]} for {ev.query!r}")
