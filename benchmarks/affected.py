@@ -9,7 +9,9 @@ questions whose stored traces call it, and putting their new rows in place of th
     python benchmarks/affected.py merge RUN NEW/vipergpt
 
 ``ids`` prints the ids (one per line) of the samples whose traces hold a call of ``--tool``; with ``--kind``, only
-calls whose own question (else the sample's query) has that answer type in its question frame. Calls of a failed
+calls whose own question (else the sample's query) has that answer type in its question frame. ``--several-patches``
+instead keeps the samples where a step's program set ``final_answer`` to several patches (what a change to how a
+grounding answer of many patches is read reaches). Calls of a failed
 attempt that the trace does not keep are not seen: pass every run the change is measured on, so their union
 covers what any of them called. ``merge`` prints the accuracy of RUN before and with the rerun rows, and how many
 predictions changed. A rerun question that reached no changed path should keep its prediction: the unchanged
@@ -69,6 +71,24 @@ def reached(run: Path, tool: str, kind: str | None = None) -> list[str]:
     return ids
 
 
+def several_patches(run: Path) -> list[str]:
+    """Ids of ``run``'s samples where a step's program set ``final_answer`` to more than one patch."""
+    ids = []
+    for row in _rows(run):
+        if not row.get("trace") or not (run / row["trace"]).is_file():
+            continue
+        steps = json.loads((run / row["trace"]).read_text()).get("steps") or []
+        answers = [(step.get("result") or {}).get("final_answer") for step in steps]
+        if any(isinstance(a, list) and sum(isinstance(p, dict) and "box" in p for p in a) > 1 for a in answers):
+            ids.append(row["id"])
+    return ids
+
+
+def _answer(row: dict[str, Any]) -> Any:
+    """What a sample answered: its prediction, or its boxes for grounding."""
+    return row.get("prediction") if row.get("prediction") is not None else row.get("boxes")
+
+
 def merge(before: Path, rerun: Path) -> dict[str, Any]:
     """Accuracy of ``before`` and of ``before`` with ``rerun``'s rows in place of its own (ids in both)."""
     old = {r["id"]: r for r in _rows(before)}
@@ -78,7 +98,7 @@ def merge(before: Path, rerun: Path) -> dict[str, Any]:
     after = {**old, **new}
     score = lambda rows: 100.0 * sum(float(r.get("score") or 0.0) for r in rows) / len(old)  # noqa: E731
     return {"n": len(old), "before": score(old.values()), "after": score(after.values()), "rerun": len(new),
-            "changed": sum(new[i].get("prediction") != old[i].get("prediction") for i in new),
+            "changed": sum(_answer(new[i]) != _answer(old[i]) for i in new),
             "gained": sum(float(new[i].get("score") or 0) > float(old[i].get("score") or 0) for i in new),
             "lost": sum(float(new[i].get("score") or 0) < float(old[i].get("score") or 0) for i in new)}
 
@@ -88,19 +108,24 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     p_ids = sub.add_parser("ids", help="ids of the samples whose traces call a tool")
     p_ids.add_argument("runs", nargs="+", type=Path)
-    p_ids.add_argument("--tool", required=True, help="a recorded tool name: find, simple_query, verify_property, ...")
+    p_ids.add_argument("--tool", help="a recorded tool name: find, simple_query, verify_property, ...")
+    p_ids.add_argument("--several-patches", action="store_true",
+                       help="instead: samples whose program set final_answer to several patches")
     p_ids.add_argument("--kind", help="only calls whose question has this answer type (yesno, choice, number, color, open)")
     p_merge = sub.add_parser("merge", help="accuracy before and with a rerun subset's rows")
     p_merge.add_argument("before", type=Path)
     p_merge.add_argument("rerun", type=Path)
     args = parser.parse_args(argv)
     if args.command == "ids":
-        ids = sorted({i for run in args.runs for i in reached(run, args.tool, args.kind)})
+        if bool(args.tool) == args.several_patches:
+            parser.error("ids needs --tool or --several-patches (one of them)")
+        pick = (lambda run: several_patches(run)) if args.several_patches else (lambda run: reached(run, args.tool, args.kind))
+        ids = sorted({i for run in args.runs for i in pick(run)})
         print("\n".join(ids))
     else:
         m = merge(args.before, args.rerun)
         print(f"{args.before}: n={m['n']} before {m['before']:.2f} after {m['after']:.2f}; rerun {m['rerun']}: "
-              f"{m['changed']} predictions changed, +{m['gained']} -{m['lost']}")
+              f"{m['changed']} answers changed, +{m['gained']} -{m['lost']}")
 
 
 if __name__ == "__main__":

@@ -47,4 +47,27 @@ def test_merge_puts_the_rerun_rows_in_place(tmp_path, capsys):
     assert (m["n"], m["before"], m["after"]) == (4, 50.0, 50.0)
     assert (m["rerun"], m["changed"], m["gained"], m["lost"]) == (3, 2, 1, 1)
     mod.main(["merge", str(before), str(rerun)])
-    assert "before 50.00 after 50.00; rerun 3: 2 predictions changed, +1 -1" in capsys.readouterr().out
+    assert "before 50.00 after 50.00; rerun 3: 2 answers changed, +1 -1" in capsys.readouterr().out
+
+
+def test_several_patches_finds_the_grounding_programs_that_answered_with_a_list(tmp_path, capsys):
+    mod = load("affected")
+    run = tmp_path / "g"
+    (run / "traces").mkdir(parents=True)
+    answers = {"two": [{"box": [0, 0, 5, 5]}, {"box": [9, 9, 20, 20]}], "one": [{"box": [0, 0, 5, 5]}],
+               "patch": {"box": [1, 1, 4, 4]}, "text": "lamp"}
+    lines = []
+    for qid, answer in answers.items():
+        trace = {"steps": [{"step": 1, "result": {"final_answer": None}}, {"step": 2, "result": {"final_answer": answer}}]}
+        (run / "traces" / f"{qid}.json").write_text(json.dumps(trace))
+        lines.append(json.dumps({"id": qid, "query": "the lamp", "boxes": [[0, 0, 5, 5]], "score": 0.0, "trace": f"traces/{qid}.json"}))
+    (run / "results.jsonl").write_text("\n".join(lines) + "\n")
+    assert mod.several_patches(run) == ["two"]
+    mod.main(["ids", str(run), "--several-patches"])
+    assert capsys.readouterr().out.split() == ["two"]
+    # a grounding rerun that moved the box is an answer changed (its prediction is None)
+    moved = tmp_path / "moved"
+    (moved / "traces").mkdir(parents=True)
+    (moved / "results.jsonl").write_text(json.dumps({"id": "two", "boxes": [[9, 9, 20, 20]], "score": 1.0, "trace": ""}) + "\n")
+    m = mod.merge(run, moved)
+    assert (m["changed"], m["gained"], m["after"]) == (1, 1, 25.0)
