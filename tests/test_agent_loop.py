@@ -477,6 +477,23 @@ def test_a_typed_answer_to_the_whole_question_ends_the_episode_without_the_summa
     assert result.answer_source == "summarizer" and len(script.seen["summarizer"]) == 1
 
 
+def test_hydra_whole_question_grounding_step_without_a_box_runs_the_fallback_at_once(embedded_toolbox, sandbox, photo):
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    empty = code('image_patch = ImagePatch(image)\nplates = image_patch.find("dinner plate")\n'
+                 'final_answer = plates[0] if plates else image_patch')
+    script = RoleScript(planner=[plan("Find the plate")], reasoner=[empty] * 3)
+    agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, hydra={"whole_query": 0.5})
+    result = agent.run(str(photo("coffee")), "the dinner plate under the espresso cup", task="grounding")
+    first = result.steps[0]
+    assert first.instruction == WHOLE_QUERY and len(result.steps) == 1 and result.ok and len(result.boxes) == 1
+    # told that the whole image grounds nothing, retried, then the expression's names in turn, as one program does
+    assert [a.error_kind for a in first.attempts][0] == "no_box" and first.attempts[-1].fallback
+    assert not script.seen.get("planner")
+    x1, y1, x2, y2 = result.boxes[0]
+    assert 100 < x1 < x2 < 480 and y1 < y2  # the cup the expression also names, not the whole photo
+
+
 class _DecidesFirst:
     """A controller trained on the whole-first decision: answers it with ``first``, then picks ``then``."""
 

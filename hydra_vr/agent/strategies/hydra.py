@@ -162,11 +162,15 @@ def execute(ctx: HydraAgent, reasoner: object, episode: Episode, instruction: st
                                   previous_code=previous, error=error)
     # A whole-question program that fails runs the fallback program, as one program does (--strategy vipergpt): on
     # the 70 dev questions the loop's further steps after such a program were right on as many of the questions
-    # that fallback answered (5 of 12) at a planner, a reasoner and a summarizer call more each; they did not pay
+    # that fallback answered (5 of 12) at a planner, a reasoner and a summarizer call more each; they did not pay.
+    # For grounding, a whole-question program without a box has failed too (retried, then the fallback), as for
+    # one program: on the 35 dev expressions, 14 such episodes ran up to 6 steps (one 23 minutes long), and
+    # only the names' fallback at the step limit, which one program runs at once, ever gave a right box.
     return run_step(
         ctx.runner, episode.image_path, write,
         task=episode.task, frame=episode.frame, max_retries=ctx.config.max_code_retries,
         fallback_code=fallback_program(episode.query, episode.task), earlier=memory.entries,
+        needs_box=whole and episode.task == "grounding",
         expression=episode.query if episode.task == "grounding" else None)
 
 
