@@ -49,6 +49,13 @@ def _calls(node: Any) -> Iterator[dict[str, Any]]:
             yield from _calls(value)
 
 
+def _traces(run: Path) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(record, its trace) for each of ``run``'s samples whose trace file is there."""
+    for row in _rows(run):
+        if row.get("trace") and (run / row["trace"]).is_file():
+            yield row, json.loads((run / row["trace"]).read_text())
+
+
 def reached(run: Path, tool: str, kind: str | None = None) -> list[str]:
     """Ids of ``run``'s samples whose traces call ``tool`` (with a question of answer type ``kind``, if given)."""
     from hydra_vr.question import parse
@@ -57,10 +64,7 @@ def reached(run: Path, tool: str, kind: str | None = None) -> list[str]:
         return parse(text).answer.kind if text.strip() else None
 
     ids = []
-    for row in _rows(run):
-        if not row.get("trace") or not (run / row["trace"]).is_file():
-            continue
-        trace = json.loads((run / row["trace"]).read_text())
+    for row, trace in _traces(run):
         for call in _calls(trace):
             if call["tool"] != tool:
                 continue
@@ -74,11 +78,8 @@ def reached(run: Path, tool: str, kind: str | None = None) -> list[str]:
 def several_patches(run: Path) -> list[str]:
     """Ids of ``run``'s samples where a step's program set ``final_answer`` to more than one patch."""
     ids = []
-    for row in _rows(run):
-        if not row.get("trace") or not (run / row["trace"]).is_file():
-            continue
-        steps = json.loads((run / row["trace"]).read_text()).get("steps") or []
-        answers = [(step.get("result") or {}).get("final_answer") for step in steps]
+    for row, trace in _traces(run):
+        answers = [(step.get("result") or {}).get("final_answer") for step in trace.get("steps") or []]
         if any(isinstance(a, list) and sum(isinstance(p, dict) and "box" in p for p in a) > 1 for a in answers):
             ids.append(row["id"])
     return ids
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "ids":
         if bool(args.tool) == args.several_patches:
             parser.error("ids needs --tool or --several-patches (one of them)")
-        pick = (lambda run: several_patches(run)) if args.several_patches else (lambda run: reached(run, args.tool, args.kind))
+        pick = several_patches if args.several_patches else (lambda run: reached(run, args.tool, args.kind))
         ids = sorted({i for run in args.runs for i in pick(run)})
         print("\n".join(ids))
     else:
