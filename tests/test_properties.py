@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from PIL import Image
 
 from hydra_vr.api.properties import names_a_part, property_caption, property_question
 
@@ -42,8 +43,6 @@ def test_verify_property_asks_the_vqa_backend_whether_the_thing_has_the_part(pho
 
     chat = ScriptedChat(rule=reply)
     tb = build_toolbox(load_config("default"), llm=lambda: chat)
-    from PIL import Image
-
     image = Image.open(photo("coffee")).convert("RGB")
     verdict, _ = tb.verify_property(image, "mug", "handle")
     assert verdict and any("Does the mug have a handle?" in text for text in asked)

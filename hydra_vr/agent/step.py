@@ -159,9 +159,10 @@ def run_step(
     boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
     if size is not None and _whole_image_on_nothing(program, size):
         boxes = []  # the whole image after every find came back empty grounds nothing: the episode goes on
-    if expression and boxes and len(many := patch_boxes(program.final_answer)) > 1:
-        box, picked = rewrite("one_of_many", many, Evidence(program.calls, image=image_path, query=expression,
-                                                            pick=lambda: _pick(runner, image_path, expression)), None)
+    if expression and boxes:  # one_of_many itself leaves an answer of one patch alone
+        box, picked = rewrite("one_of_many", patch_boxes(program.final_answer),
+                              Evidence(program.calls, image=image_path, query=expression,
+                                       pick=lambda: _pick(runner, image_path, expression)), None)
         if picked:
             boxes = [box]
             observation += f"\nNote: {picked}"
