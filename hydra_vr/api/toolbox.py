@@ -25,9 +25,9 @@ from hydra_vr.api import colors as color_ops
 from hydra_vr.api import focus as focus_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import size as size_ops
-from hydra_vr.api.properties import property_caption, property_question
 from hydra_vr.api import text_layout
 from hydra_vr.api import where as where_ops
+from hydra_vr.api.properties import property_caption, property_question
 from hydra_vr.api.tools import (
     Captioner,
     Classifier,
