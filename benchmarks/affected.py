@@ -11,7 +11,8 @@ questions whose stored traces call it, and putting their new rows in place of th
 ``ids`` prints the ids (one per line) of the samples whose traces hold a call of ``--tool``; with ``--kind``, only
 calls whose own question (else the sample's query) has that answer type in its question frame. ``--several-patches``
 instead keeps the samples where a step's program set ``final_answer`` to several patches (what a change to how a
-grounding answer of many patches is read reaches). Calls of a failed
+grounding answer of many patches is read reaches); ``--unfound`` the grounding samples whose whole-question first
+step found no box, its fallback included (what HYDRA's ``stop_unfound`` reaches). Calls of a failed
 attempt that the trace does not keep are not seen: pass every run the change is measured on, so their union
 covers what any of them called. ``merge`` prints the accuracy of RUN before and with the rerun rows, and how many
 predictions changed. A rerun question that reached no changed path should keep its prediction: the unchanged
@@ -85,6 +86,22 @@ def several_patches(run: Path) -> list[str]:
     return ids
 
 
+def unfound(run: Path) -> list[str]:
+    """Ids of ``run``'s grounding samples whose first step, the whole question, ended with no box after its fallback
+    ran (what HYDRA's ``stop_unfound`` reaches)."""
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    ids = []
+    for row, trace in _traces(run):
+        steps = trace.get("steps") or []
+        first = steps[0] if steps else {}
+        attempts = first.get("attempts") or []
+        if (trace.get("task") == "grounding" and first.get("action") == WHOLE_QUERY and not first.get("boxes")
+                and attempts and attempts[-1].get("fallback")):
+            ids.append(row["id"])
+    return ids
+
+
 def _answer(row: dict[str, Any]) -> Any:
     """What a sample answered: its prediction, or its boxes for grounding."""
     return row.get("prediction") if row.get("prediction") is not None else row.get("boxes")
@@ -112,15 +129,18 @@ def main(argv: list[str] | None = None) -> None:
     p_ids.add_argument("--tool", help="a recorded tool name: find, simple_query, verify_property, ...")
     p_ids.add_argument("--several-patches", action="store_true",
                        help="instead: samples whose program set final_answer to several patches")
+    p_ids.add_argument("--unfound", action="store_true",
+                       help="instead: grounding samples whose whole-question first step and its fallback found no box")
     p_ids.add_argument("--kind", help="only calls whose question has this answer type (yesno, choice, number, color, open)")
     p_merge = sub.add_parser("merge", help="accuracy before and with a rerun subset's rows")
     p_merge.add_argument("before", type=Path)
     p_merge.add_argument("rerun", type=Path)
     args = parser.parse_args(argv)
     if args.command == "ids":
-        if bool(args.tool) == args.several_patches:
-            parser.error("ids needs --tool or --several-patches (one of them)")
-        pick = several_patches if args.several_patches else (lambda run: reached(run, args.tool, args.kind))
+        if sum((bool(args.tool), args.several_patches, args.unfound)) != 1:
+            parser.error("ids needs one of --tool, --several-patches and --unfound")
+        pick = (several_patches if args.several_patches else unfound if args.unfound
+                else (lambda run: reached(run, args.tool, args.kind)))
         ids = sorted({i for run in args.runs for i in pick(run)})
         print("\n".join(ids))
     else:

@@ -71,3 +71,22 @@ def test_several_patches_finds_the_grounding_programs_that_answered_with_a_list(
     (moved / "results.jsonl").write_text(json.dumps({"id": "two", "boxes": [[9, 9, 20, 20]], "score": 1.0, "trace": ""}) + "\n")
     m = mod.merge(run, moved)
     assert (m["changed"], m["gained"], m["after"]) == (1, 1, 25.0)
+
+
+def test_unfound_finds_the_grounding_episodes_whose_whole_question_step_found_nothing(tmp_path, capsys):
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    mod = load("affected")
+    run = tmp_path / "u"
+    (run / "traces").mkdir(parents=True)
+    first = {"nothing": (WHOLE_QUERY, [], True), "boxed": (WHOLE_QUERY, [[1, 1, 5, 5]], False),
+             "planned": ("Find the kite", [], True), "unrun": (WHOLE_QUERY, [], False)}
+    lines = []
+    for qid, (action, boxes, fell_back) in first.items():
+        steps = [{"step": 1, "action": action, "boxes": boxes, "attempts": [{"code": "x", "fallback": fell_back}]}]
+        (run / "traces" / f"{qid}.json").write_text(json.dumps({"task": "grounding", "steps": steps}))
+        lines.append(json.dumps({"id": qid, "query": "the kite", "boxes": boxes, "score": 0.0, "trace": f"traces/{qid}.json"}))
+    (run / "results.jsonl").write_text("\n".join(lines) + "\n")
+    assert mod.unfound(run) == ["nothing"]
+    mod.main(["ids", str(run), "--unfound"])
+    assert capsys.readouterr().out.split() == ["nothing"]

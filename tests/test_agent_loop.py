@@ -494,6 +494,31 @@ def test_hydra_whole_question_grounding_step_without_a_box_runs_the_fallback_at_
     assert 100 < x1 < x2 < 480 and y1 < y2  # the cup the expression also names, not the whole photo
 
 
+def test_hydra_grounding_stops_when_the_whole_question_step_and_the_names_found_nothing(embedded_toolbox, sandbox, photo):
+    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+
+    # nothing on the photo is a giraffe or a hay bale: the names' fallback finds nothing either
+    empty = code('image_patch = ImagePatch(image)\ngiraffes = image_patch.find("giraffe")\n'
+                 'final_answer = giraffes[0] if giraffes else image_patch')
+    expression = "the giraffe beside the hay bale"
+    script = RoleScript(planner=[plan("Find the giraffe")], reasoner=[empty] * 3)
+    agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, max_steps=4, hydra={"whole_query": 0.5})
+    result = agent.run(str(photo("coffee")), expression, task="grounding")
+    assert result.steps[0].instruction == WHOLE_QUERY and result.steps[0].attempts[-1].fallback
+    assert result.boxes == [] and "names in turn found nothing" in result.error
+    assert not script.seen.get("planner")  # no plan asked for: the episode ended after its first step
+    assert result.steps[-1].instruction.startswith("(fallback)")  # the names' last resort, as at the step limit
+
+    # switched off, the planner's steps go on searching
+    script = RoleScript(planner=[plan("Find the giraffe"), plan("Find the hay")], reasoner=[empty] * 3 + [
+        code('hay = ImagePatch(image).find("hay")'), code('bales = ImagePatch(image).find("bale")')],
+        summarizer=[decide("continue")] * 2)
+    agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, max_steps=3,
+                       hydra={"whole_query": 0.5, "stop_unfound": False})
+    result = agent.run(str(photo("coffee")), expression, task="grounding")
+    assert len(script.seen["planner"]) >= 1 and result.boxes == [] and "step limit" in result.error
+
+
 class _DecidesFirst:
     """A controller trained on the whole-first decision: answers it with ``first``, then picks ``then``."""
 
