@@ -89,14 +89,14 @@ def several_patches(run: Path) -> list[str]:
 def unfound(run: Path) -> list[str]:
     """Ids of ``run``'s grounding samples whose first step, the whole question, ended with no box after its fallback
     ran (what HYDRA's ``stop_unfound`` reaches)."""
-    from hydra_vr.agent.strategies.hydra import WHOLE_QUERY
+    from hydra_vr.agent.strategies.hydra import is_whole_query
 
     ids = []
     for row, trace in _traces(run):
         steps = trace.get("steps") or []
         first = steps[0] if steps else {}
         attempts = first.get("attempts") or []
-        if (trace.get("task") == "grounding" and first.get("action") == WHOLE_QUERY and not first.get("boxes")
+        if (trace.get("task") == "grounding" and is_whole_query(str(first.get("action") or "")) and not first.get("boxes")
                 and attempts and attempts[-1].get("fallback")):
             ids.append(row["id"])
     return ids

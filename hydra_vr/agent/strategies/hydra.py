@@ -144,7 +144,7 @@ class HydraStrategy:
             if task == "grounding" and self.options.stop_unfound and searched_in_vain(instruction, out):
                 no_box = "no box found: the whole-question step, retried, and the expression's names in turn found nothing"
                 break
-        # Step limit: merge what the steps found.
+        # Step limit, no new step or stop_unfound: merge what the steps found.
         if task == "grounding":
             result.boxes = last_patch_boxes(memory, image_size(episode.image_path), episode.query)
             if not result.boxes:
