@@ -515,7 +515,7 @@ def _match_option(answer: str, options: Sequence[str]) -> str | None:
 _TAIL_NOISE = {"side", "one", "ones", "part", "corner", "half", "color", "colour"}
 # Words that end an option on its right: "... or the right side OF the image", "... or behind THE car".
 _RIGHT_STOP = {"of", "in", "on", "at", "to", "from", "with", "than", "for", "the", "a", "an", "this", "that", "it", "he",
-               "she", "they", "here", "there", "now", "today", "and"}
+               "she", "they", "here", "there", "now", "today", "and", "its", "his", "her", "their", "my", "your", "our"}
 # A preposition repeated before the second option ("in the box or ON the sofa") is not part of it.
 _LEAD_PREPS = {"at", "in", "on", "to", "from", "by", "near", "inside", "outside", "under", "over", "above", "below", "into"}
 _LEFT_STOP = _AUX + ("the", "a", "an", "this", "that", "it", "he", "she", "they", "on", "in", "at", "of", "to",
@@ -545,12 +545,14 @@ def _named_options(question: str) -> tuple[str, ...] | None:
     i = len(tokens) - 1 - tokens[::-1].index("or")
     right: list[str] = []
     after = tokens[i + 1:]
+    # "above or below the box", "inside or outside it": two prepositions side by side are the options
+    prep_pair = i > 0 and tokens[i - 1] in _LEAD_PREPS
     for k, t in enumerate(after):
         if t == ",":
             break
         if t in _ARTICLES and not right:
             continue
-        if t in _LEAD_PREPS and not right and k + 1 < len(after) and after[k + 1] != ",":
+        if t in _LEAD_PREPS and not right and k + 1 < len(after) and after[k + 1] != "," and not prep_pair:
             continue  # "... at the top or AT the bottom": the option is "bottom" ("on or off" keeps "off")
         pair = t == "and" and right and right[-1] in COLOR_WORDS and k + 1 < len(after) and after[k + 1] in COLOR_WORDS
         if right and ((t in _RIGHT_STOP and not pair) or len(right) >= 3):
