@@ -318,7 +318,7 @@ def _asks_no_number(question: str) -> bool:
             and not asks_to_read(question))
 
 
-_MAX_SHORT_WORDS = 6
+MAX_SHORT_WORDS = 6
 
 
 def asks_to_read(question: str) -> bool:
@@ -328,7 +328,7 @@ def asks_to_read(question: str) -> bool:
 
 def _too_long(words: list[str], question: str) -> bool:
     # a 16-word OCR dump returned for "What language is the menu written in?" names no language
-    return bool(question) and len(words) > _MAX_SHORT_WORDS and not asks_to_read(question)
+    return bool(question) and len(words) > MAX_SHORT_WORDS and not asks_to_read(question)
 
 
 def is_failure_answer(text: Any) -> bool:

@@ -334,3 +334,25 @@ def test_a_grounding_answer_of_several_patches_becomes_the_one_picked_for_the_ex
     with checks.disabled(["one_of_many"]):
         assert checks.rewrite("one_of_many", kites, ev, None) == (kites, None)
     assert len(asked) == 1
+
+
+@pytest.mark.parametrize(("question", "answer", "to"), [
+    ("Why is the pavement shiny?", "The pavement is shiny because it rained last night.", "because it rained last night"),
+    ("For what reason would a cyclist wear this?", "A cyclist wears it to protect the head", "to protect the head"),
+    ("Why are the shutters closed?", "The shutters are closed due to the storm", "due to the storm"),
+])
+def test_a_why_question_answered_with_a_sentence_keeps_its_reason_clause(question: str, answer: str, to: str) -> None:
+    frame = parse(question)
+    assert frame.reason
+    with checks.collecting() as fired:
+        value, why = checks.rewrite("reason_clause", answer, checks.Evidence([]), frame)
+    assert value == to and why and fired[0].check == "reason_clause"
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("Why is the pavement shiny?", "rain"),  # already short
+    ("Why is the pavement shiny?", "The van is parked next to the shop entrance"),  # "to" before no verb: no reason
+    ("What is the van parked next to?", "The van is parked next to the shop entrance so that people see it"),  # no why
+])
+def test_a_reason_clause_is_taken_only_from_a_sentence_answering_why(question: str, answer: str) -> None:
+    assert checks.rewrite("reason_clause", answer, checks.Evidence([]), parse(question)) == (answer, None)

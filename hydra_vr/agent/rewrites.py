@@ -9,15 +9,17 @@ firing in the trace and the reports like a check's refusal, and ``--set answers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from PIL import Image
 
-from hydra_vr.answer_types import asks_anyone, composed_of
+from hydra_vr.answer_types import MAX_SHORT_WORDS, asks_anyone, composed_of
 from hydra_vr.api.choose import choose, cue
 from hydra_vr.api.image_patch import load_image
+from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.question.frame import QuestionFrame
 
 if TYPE_CHECKING:
@@ -147,6 +149,34 @@ def _one_of_many(ev: Evidence, frame: QuestionFrame | None, value: Any) -> tuple
                  f"the one at {[round(v) for v in box]} for {ev.query!r}")
 
 
+# where a sentence gives its cause or purpose: "... because it is hot", "... to cool down", "... due to the rain"
+_REASON_MARK = re.compile(r"\b(?:because(?: of)?|so that|in order to|due to|to)\s+([a-z][a-z'-]*)", re.IGNORECASE)
+
+
+def reason_clause(text: str) -> str | None:
+    """The clause of ``text`` that gives a reason ("The dog pants because it is hot." -> "because it is hot"),
+    when that clause is short; None without one. A bare "to" counts only before a verb ("to cool down", not "next
+    to the car")."""
+    for m in _REASON_MARK.finditer(text):
+        if m.group(0).lower().startswith("to ") and not wn.is_verb(m.group(1)):
+            continue
+        clause = text[m.start():].strip().rstrip(".!").strip()
+        if 1 < len(clause.split()) <= MAX_SHORT_WORDS:
+            return clause
+    return None
+
+
+def _reason_clause(ev: Evidence, frame: QuestionFrame | None, value: Any) -> tuple[Any, str] | None:
+    """A "why" question answered with a whole sentence: the clause of it that gives the reason is the answer
+    (the sentence is refused as too long for a short answer, the reason in it lost)."""
+    if frame is None or not frame.reason or not isinstance(value, str) or len(value.split()) <= 3:
+        return None
+    clause = reason_clause(value)
+    if clause is None or clause.lower() == value.strip().rstrip(".!").lower():
+        return None
+    return clause, f"{value[:60]!r} answers why in a sentence: its reason clause {clause!r} is the answer"
+
+
 ANSWER_REWRITES: tuple[Rewrite, ...] = (
     Rewrite("read_patch", "a reading question answered with a patch of text: the text it holds", _VQA_KINDS, _read_patch),
     Rewrite("composed_reply", "an answer glued from the tools' replies and the question's words: the replies",
@@ -157,7 +187,9 @@ ANSWER_REWRITES: tuple[Rewrite, ...] = (
             frozenset({"box"}), _one_of_many),
     Rewrite("placed_box", "a box other than the one the expression's place or worn colour picks among a find's patches",
             frozenset({"box"}), _placed_box),
+    Rewrite("reason_clause", "a 'why' question answered with a sentence: the clause that gives the reason",
+            frozenset({"open"}), _reason_clause),
 )
 
 
-__all__ = ["ANSWER_REWRITES", "Rewrite", "patch_text", "placed_box", "same_box"]
+__all__ = ["ANSWER_REWRITES", "Rewrite", "patch_text", "placed_box", "reason_clause", "same_box"]

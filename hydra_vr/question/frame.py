@@ -20,6 +20,8 @@ from hydra_vr.lexicon.words import BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WO
 
 # Words that ask which kind ("what kind of bird"): the noun after "of" is the category.
 _KIND_WORDS = ("kind", "type", "sort", "species", "breed", "variety", "make", "model", "brand")
+# a question that asks for a reason ("Why is the road wet?", "For what reason ..."): its answer is a cause or a purpose
+_REASON = re.compile(r"^\W*(?:(?:and|so|but)\s+)?why\b|\b(?:what|which) (?:is|was|could be|might be) the reason\b|\bfor what (?:reason|purpose)\b")
 _NEGATION = re.compile(r"\b(not|no|never|nobody|nothing|none|neither|nor|without|isn't|aren't|doesn't|don't|didn't|"
                        r"wasn't|weren't|can't|cannot|won't|hasn't|haven't)\b")
 # Spatial and comparative relations between two things ("the cup to the left of the plate").
@@ -84,6 +86,7 @@ class QuestionFrame:
     - ``focus``: what a question about focus asks of which region ("Is the background blurry?").
     - ``knowledge``: a question about what is known of "this <thing>".
     - ``reading``: the question asks for text read off the image.
+    - ``reason``: the question asks why (a cause or a purpose is the answer).
     - ``negated``: a negation word is in it; ``relations``: relation words between things.
     """
 
@@ -100,6 +103,7 @@ class QuestionFrame:
     focus: FocusAsked | None = None
     knowledge: at.KnowledgeAsked | None = None
     reading: bool = False
+    reason: bool = False
     negated: bool = False
     relations: tuple[str, ...] = field(default=())
 
@@ -112,7 +116,7 @@ class QuestionFrame:
         out: dict[str, object] = {"kind": self.kind}
         if self.answer.options:
             out["options"] = list(self.answer.options)
-        for name in ("category", "subject", "action", "count", "count_colours", "reading", "negated", "relations"):
+        for name in ("category", "subject", "action", "count", "count_colours", "reading", "reason", "negated", "relations"):
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value
@@ -255,6 +259,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         focus=asked_focus(text, spec),
         knowledge=knowledge,
         reading=at.asks_to_read(text),
+        reason=bool(_REASON.search(low)),
         negated=bool(_NEGATION.search(low)),
         relations=tuple(dict.fromkeys(m.group(1) for m in _RELATIONS.finditer(low))),
     )
