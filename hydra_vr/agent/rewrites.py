@@ -149,13 +149,13 @@ def _one_of_many(ev: Evidence, frame: QuestionFrame | None, value: Any) -> tuple
                  f"the one at {[round(v) for v in box]} for {ev.query!r}")
 
 
-# where a sentence gives its cause or purpose: "... because it is hot", "... to cool down", "... due to the rain"
+# where a sentence gives its cause or purpose: "... because it rained", "... to stay dry", "... due to the wind"
 _REASON_MARK = re.compile(r"\b(?:because(?: of)?|so that|in order to|due to|to)\s+([a-z][a-z'-]*)", re.IGNORECASE)
 
 
 def reason_clause(text: str) -> str | None:
-    """The clause of ``text`` that gives a reason ("The dog pants because it is hot." -> "because it is hot"),
-    when that clause is short; None without one. A bare "to" counts only before a verb ("to cool down", not "next
+    """The clause of ``text`` that gives a reason ("The road shines because it rained." -> "because it rained"),
+    when that clause is short; None without one. A bare "to" counts only before a verb ("to stay dry", not "next
     to the car")."""
     for m in _REASON_MARK.finditer(text):
         if m.group(0).lower().startswith("to ") and not wn.is_verb(m.group(1)):

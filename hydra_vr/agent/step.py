@@ -329,7 +329,7 @@ def typed_guess(program: Any, frame: QuestionFrame, code: str = "") -> tuple[str
     if isinstance(value, (dict, list)):
         return None, "final_answer is a patch or a list, not an answer; ask a question about it (simple_query) instead"
     value, _ = rewrite("composed_reply", value, evidence, frame)  # "two men wearing" + "suit" + "suit" -> suit
-    value, _ = rewrite("reason_clause", value, evidence, frame)  # "It pants because it is hot." -> because it is hot
+    value, _ = rewrite("reason_clause", value, evidence, frame)  # "The road shines because it rained." -> because it rained
     spec = frame.answer
     typed = spec.coerce(value)
     if typed is not None:
