@@ -15,7 +15,7 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PIL import Image
 
@@ -78,6 +78,13 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
                 seen.add(name)
     seen |= {word for word, base in color_ops.ALIASES.items() if base in seen and word in COLOR_WORDS}
     return tuple(sorted(seen))
+
+
+def _measured_options(options: Sequence[str], seen: Sequence[str]) -> tuple[str, ...]:
+    """The options of a choice between colours ("is it red or blue?") that the measures saw (:func:`_colors_seen`),
+    each compared by its base colour ("navy" is blue); none when no option was seen (then the choice stays whole)."""
+    bases = {color_ops.canonical_color(c) for c in seen}
+    return tuple(o for o in options if color_ops.canonical_color(o) in bases)
 
 
 def _unchecked(kind: str, search: dict | None) -> bool:
@@ -428,6 +435,9 @@ class DescribeVQA:
                 return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
         if spec.kind == "color" and (seen := _colors_seen(findings)):
             spec = dataclasses.replace(spec, options=seen)  # from the findings, not from knowledge: what was measured
+        elif (spec.kind == "choice" and spec.options and all(color_ops.is_color_name(o) for o in spec.options)
+              and (kept := _measured_options(spec.options, _colors_seen(findings)))):
+            spec = dataclasses.replace(spec, options=kept)  # "red or blue?" of a thing measured red: not blue
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
                           max_tokens=self.max_tokens, retries=self.retries, refuse=_echoed_label(findings, spec))
         written = _as_written(reply.answer, findings["read"]) if reply.answer is not None and asks_to_read(question) else None
