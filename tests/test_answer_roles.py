@@ -144,6 +144,15 @@ def test_vipergpt_program_without_final_answer_falls_back(toolbox_with_llm, sand
     assert "no final_answer" in result.steps[0].feedback
 
 
+def test_the_last_resort_answers_why_with_the_reason_clause_of_a_sentence(toolbox_with_llm, sandbox, photo):
+    sentence = "The people stand on the pavement because they wait for the bus."
+    script = Script(reasoner=[code('patch = ImagePatch(image)')], describe=[ans(sentence), ans(sentence)])
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("bus")),
+                                                                             "Why are the people standing there?")
+    assert result.answer == "because they wait for the bus" and result.answer_source == "fallback simple_query"
+    assert [c["check"] for c in result.checks] == ["reason_clause"]
+
+
 COUNT_TOWERS = code('towers = ImagePatch(image).find("tower")\nfinal_answer = len(towers)')
 
 

@@ -6,7 +6,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hydra_vr.agent.checks import measured_answer, refused
+from hydra_vr.agent.checks import Evidence, measured_answer, refused, rewrite
 from hydra_vr.agent.roles import fallback_program
 from hydra_vr.agent.step import boxes_of, result_dict
 from hydra_vr.agent.types import Attempt, StepTrace
@@ -42,6 +42,8 @@ def whole_image_answer(ctx: HydraAgent, episode: Episode, role: str, depth: int 
     assert spec is not None
     program, step = _run_fallback(ctx, episode, "vqa", "(fallback) ask the whole image", role, depth)
     raw = str(program.final_answer) if program.ok and program.has_final_answer else ""
+    # the rewrites a step's answer gets that read the reply alone: "why?" answered in a sentence -> its reason
+    raw, _ = rewrite("reason_clause", raw, Evidence(program.calls), episode.frame) if episode.frame else (raw, None)
     answer = spec.coerce(raw)
     if answer is None and raw and not is_failure_answer(raw):
         answer = clean(raw)  # the VQA tool's own words: better than no answer at the very end
