@@ -208,8 +208,8 @@ def foreground_mask(rgb: np.ndarray, rounds: int = 2, cut: Collection[str] = ())
     is never counted. A uniform patch scores exactly even everywhere, so its mask is empty.
 
     ``cut``: the sides where the photo's frame cut the thing (:func:`hydra_vr.api.types.cut_sides`); the strip
-    there is the thing itself, so it is left out of the background (a black dog filling a close-up: its border
-    is black fur, and the mask was the tongue and the highlights). Cut on every side, the mask is empty.
+    there is the thing itself, so it is left out of the background (a dark coat filling a close-up: its border
+    is the coat, and the mask was its sheen and buttons). Cut on every side, the mask is empty.
     """
     hgt, wid = rgb.shape[:2]
     border = _border(hgt, wid)

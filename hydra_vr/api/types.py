@@ -26,7 +26,7 @@ def is_object_crop(image: Any) -> bool:
 
 
 # Key in a PIL image's ``info`` listing the sides of a crop that are its photo's own frame: there the photo cut
-# the thing off, so the strip along that side is the thing, not its background (a dog filling a close-up).
+# the thing off, so the strip along that side is the thing, not its background (a coat filling a close-up).
 FRAME_SIDES = "hydra_vr.frame_sides"
 SIDES = ("left", "top", "right", "bottom")
 _FRAME_TOLERANCE = 0.02  # a box side within 2% of the image's side (and 2 px) lies on it: detector boxes stop short

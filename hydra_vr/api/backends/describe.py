@@ -81,7 +81,7 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
 
 
 def _measured_options(options: Sequence[str], seen: Sequence[str]) -> tuple[str, ...]:
-    """The options of a choice between colours ("is it red or blue?") that the measures saw (:func:`_colors_seen`),
+    """The options of a choice between colours ("is it green or yellow?") that the measures saw (:func:`_colors_seen`),
     each compared by its base colour ("navy" is blue); none when no option was seen (then the choice stays whole)."""
     bases = {color_ops.canonical_color(c) for c in seen}
     return tuple(o for o in options if color_ops.canonical_color(o) in bases)
@@ -437,7 +437,7 @@ class DescribeVQA:
             spec = dataclasses.replace(spec, options=seen)  # from the findings, not from knowledge: what was measured
         elif (spec.kind == "choice" and spec.options and all(color_ops.is_color_name(o) for o in spec.options)
               and (kept := _measured_options(spec.options, _colors_seen(findings)))):
-            spec = dataclasses.replace(spec, options=kept)  # "red or blue?" of a thing measured red: not blue
+            spec = dataclasses.replace(spec, options=kept)  # "green or yellow?" of a thing measured yellow: not green
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
                           max_tokens=self.max_tokens, retries=self.retries, refuse=_echoed_label(findings, spec))
         written = _as_written(reply.answer, findings["read"]) if reply.answer is not None and asks_to_read(question) else None
