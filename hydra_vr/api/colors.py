@@ -19,7 +19,6 @@ portrait cut by the image frame) loses that colour to the background.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +26,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from hydra_vr.api.types import SIDES, ColorShare, cut_sides
+from hydra_vr.api.types import ColorShare
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
 from hydra_vr.lexicon.words import GENERIC_NOUNS, REGION_NOUNS, one_of
 
@@ -186,18 +185,14 @@ def color_histogram(image: Image.Image, center_weight: bool = True) -> dict[str,
     return _histogram(rgb, weights)
 
 
-def _border(hgt: int, wid: int, sides: Collection[str] = SIDES) -> np.ndarray:
-    """The border strip of an ``hgt`` x ``wid`` patch along ``sides`` (all four by default)."""
+def _border(hgt: int, wid: int) -> np.ndarray:
     dx, dy = max(1, round(_BORDER * wid)), max(1, round(_BORDER * hgt))
     border = np.zeros((hgt, wid), bool)
-    for side, strip in (("top", np.s_[:dy]), ("bottom", np.s_[hgt - dy:]), ("left", np.s_[:, :dx]),
-                        ("right", np.s_[:, wid - dx:])):
-        if side in sides:
-            border[strip] = True
+    border[:dy], border[hgt - dy :], border[:, :dx], border[:, wid - dx :] = True, True, True, True
     return border
 
 
-def foreground_mask(rgb: np.ndarray, rounds: int = 2, cut: Collection[str] = ()) -> np.ndarray:
+def foreground_mask(rgb: np.ndarray, rounds: int = 2) -> np.ndarray:
     """Boolean mask of the object in an HxWx3 uint8 RGB crop of its box.
 
     A detection box is tight, so what runs along its border is mostly background. Each pixel's
@@ -206,20 +201,13 @@ def foreground_mask(rgb: np.ndarray, rounds: int = 2, cut: Collection[str] = ())
     round re-estimates both colour models from the last mask (the interior left out of it joins
     the background at half weight), as GrabCut does with its colour models. The border strip itself
     is never counted. A uniform patch scores exactly even everywhere, so its mask is empty.
-
-    ``cut``: the sides where the photo's frame cut the thing (:func:`hydra_vr.api.types.cut_sides`); the strip
-    there is the thing itself, so it is left out of the background (a dark coat filling a close-up: its border
-    is the coat, and the mask was its sheen and buttons). Cut on every side, the mask is empty.
     """
     hgt, wid = rgb.shape[:2]
     border = _border(hgt, wid)
-    background = _border(hgt, wid, [side for side in SIDES if side not in cut])
-    if not background.any():
-        return np.zeros((hgt, wid), bool)
     q = (rgb.astype(np.int64) * _LEVELS) >> 8
     bins = ((q[..., 0] * _LEVELS + q[..., 1]) * _LEVELS + q[..., 2]).ravel()
     center = _center_weights(hgt, wid)
-    fg_weights, bg_weights = center * ~border, background.astype(np.float64)
+    fg_weights, bg_weights = center * ~border, border.astype(np.float64)
     mask = np.zeros((hgt, wid), bool)
     for _ in range(rounds):
         h_bg = np.bincount(bins, weights=bg_weights.ravel(), minlength=_LEVELS**3)
@@ -231,14 +219,13 @@ def foreground_mask(rgb: np.ndarray, rounds: int = 2, cut: Collection[str] = ())
         mask = ((h_fg / (h_fg + h_bg))[bins].reshape(hgt, wid) > 0.5 + 1e-6) & ~border
         # Opening drops isolated specks of an object colour in the background without growing the mask.
         mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)).astype(bool)
-        fg_weights, bg_weights = center * mask, background + 0.5 * (~mask & ~border)
+        fg_weights, bg_weights = center * mask, border + 0.5 * (~mask & ~border)
     return mask
 
 
 def read_colors(image: Image.Image, *, foreground: bool = False) -> ColorReading:
     """Colour shares of ``image``: over the object's mask when ``foreground`` (an object's box),
-    else centre-weighted over the whole patch (a scene). A degenerate mask falls back to the latter, and so does a
-    box the photo's frame cuts on every side (:func:`hydra_vr.api.types.crop_to` records the sides).
+    else centre-weighted over the whole patch (a scene). A degenerate mask falls back to the latter.
     """
     rgb = _thumbnail(image)
     hgt, wid = rgb.shape[:2]
@@ -247,11 +234,7 @@ def read_colors(image: Image.Image, *, foreground: bool = False) -> ColorReading
         return ColorReading(_histogram(rgb, center), CENTER, None, "whole patch, centre-weighted")
     if min(hgt, wid) < _MIN_MASK_SIDE:
         return ColorReading(_histogram(rgb, center), CENTER, None, "box too thin to segment, centre-weighted")
-    cut = cut_sides(image)
-    if len(cut) == len(SIDES):  # the thing fills the photo: no pixel of its box is known background
-        return ColorReading(_histogram(rgb, center), CENTER, None, "the photo's frame cuts the box on every side, "
-                            "centre-weighted")
-    mask = foreground_mask(rgb, cut=cut)
+    mask = foreground_mask(rgb)
     share = float(mask.mean())
     inner = float(mask[~_border(hgt, wid)].mean())
     if share < _MASK_MIN_SHARE or inner > _MASK_MAX_INNER:

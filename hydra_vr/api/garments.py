@@ -20,7 +20,6 @@ from PIL import Image
 
 from hydra_vr.answer_types import WEARING
 from hydra_vr.api import colors as color_ops
-from hydra_vr.api.types import crop_to
 
 Box = Sequence[float]
 
@@ -150,7 +149,7 @@ def worn_share(person: Image.Image, part: str, colours: Sequence[str]) -> float:
     box = part_box([0, 0, person.width, person.height], part, None, person.size)
     if box is None:
         return 0.0
-    shares = color_ops.dominant_colors(crop_to(person, box), top_k=len(color_ops.BASE_COLORS), foreground=True)
+    shares = color_ops.dominant_colors(person.crop(tuple(box)), top_k=len(color_ops.BASE_COLORS), foreground=True)
     return sum(c.fraction for c in shares if c.name in colours)
 
 

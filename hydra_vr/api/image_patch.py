@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from hydra_vr.api.names import PRONOUNS, beside_what
-from hydra_vr.api.types import Box, Reply, crop_to, mark_object_crop
+from hydra_vr.api.types import Box, Reply, mark_object_crop
 
 if TYPE_CHECKING:
     from hydra_vr.api.toolbox import VisionToolbox
@@ -141,7 +141,9 @@ class ImagePatch:
     @property
     def cropped_image(self) -> Image.Image:
         if self._crop is None:
-            self._crop = crop_to(self.original_image, (int(self.x1), int(self.y1), int(round(self.x2)), int(round(self.y2))))
+            self._crop = self.original_image.crop(
+                (int(self.x1), int(self.y1), int(round(self.x2)), int(round(self.y2)))
+            )
             if self._is_object():
                 mark_object_crop(self._crop)
         return self._crop

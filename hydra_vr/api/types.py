@@ -6,7 +6,6 @@ dataclasses so they pickle cheaply across the sandbox boundary.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -23,40 +22,6 @@ def mark_object_crop(image: Any) -> Any:
 
 def is_object_crop(image: Any) -> bool:
     return bool(getattr(image, "info", {}).get(OBJECT_CROP))
-
-
-# Key in a PIL image's ``info`` listing the sides of a crop that are its photo's own frame: there the photo cut
-# the thing off, so the strip along that side is the thing, not its background (a coat filling a close-up).
-FRAME_SIDES = "hydra_vr.frame_sides"
-SIDES = ("left", "top", "right", "bottom")
-_FRAME_TOLERANCE = 0.02  # a box side within 2% of the image's side (and 2 px) lies on it: detector boxes stop short
-
-
-def frame_sides(image: Any) -> frozenset[str]:
-    """The sides of ``image`` that are its photo's own frame: all four of a whole photo, those :func:`crop_to`
-    recorded of a crop."""
-    recorded = getattr(image, "info", {}).get(FRAME_SIDES)
-    return frozenset(SIDES) if recorded is None else frozenset(recorded)
-
-
-def cut_sides(image: Any) -> frozenset[str]:
-    """The sides of a crop made by :func:`crop_to` where its photo's frame cut the thing in it; none for any other
-    image (a crop of unknown origin: its border is taken for background)."""
-    return frozenset(getattr(image, "info", {}).get(FRAME_SIDES, ()))
-
-
-def crop_to(image: Any, box: Sequence[float]) -> Any:
-    """``image`` (a PIL image) cropped to ``box`` (``[x1, y1, x2, y2]`` pixels), recording which of the crop's sides
-    lie on the photo's frame (:func:`frame_sides`, read by colour measures). PIL's own crop copies the parent's
-    record unchanged, so every crop whose colours are measured is made here."""
-    x1, y1, x2, y2 = (float(v) for v in box)
-    width, height = image.size
-    tx, ty = max(2.0, _FRAME_TOLERANCE * width), max(2.0, _FRAME_TOLERANCE * height)
-    meets = {"left": x1 <= tx, "top": y1 <= ty, "right": x2 >= width - tx, "bottom": y2 >= height - ty}
-    frame = frame_sides(image)
-    crop = image.crop(tuple(box))
-    crop.info[FRAME_SIDES] = tuple(side for side in SIDES if meets[side] and side in frame)
-    return crop
 
 
 @dataclass(frozen=True)
