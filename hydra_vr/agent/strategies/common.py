@@ -43,7 +43,7 @@ def whole_image_answer(ctx: HydraAgent, episode: Episode, role: str, depth: int 
     program, step = _run_fallback(ctx, episode, "vqa", "(fallback) ask the whole image", role, depth)
     raw = str(program.final_answer) if program.ok and program.has_final_answer else ""
     # the rewrites a step's answer gets that read the reply alone: "why?" answered in a sentence -> its reason
-    raw, _ = rewrite("reason_clause", raw, Evidence(program.calls), episode.frame) if episode.frame else (raw, None)
+    raw, _ = rewrite("reason_clause", raw, Evidence(program.calls), episode.frame)
     answer = spec.coerce(raw)
     if answer is None and raw and not is_failure_answer(raw):
         answer = clean(raw)  # the VQA tool's own words: better than no answer at the very end
