@@ -144,12 +144,15 @@ def test_vipergpt_program_without_final_answer_falls_back(toolbox_with_llm, sand
     assert "no final_answer" in result.steps[0].feedback
 
 
-def test_the_last_resort_answers_why_with_the_reason_clause_of_a_sentence(toolbox_with_llm, sandbox, photo):
-    sentence = "The people stand on the pavement because they wait for the bus."
+def test_the_last_resort_answers_why_with_the_reason_clause_of_a_sentence(toolbox_with_llm, sandbox, tmp_path):
+    from PIL import Image
+
+    path = tmp_path / "grey.png"
+    Image.new("RGB", (96, 64), (128, 128, 128)).save(path)
+    sentence = "The field lies empty because the match was called off."
     script = Script(reasoner=[code('patch = ImagePatch(image)')], describe=[ans(sentence), ans(sentence)])
-    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("bus")),
-                                                                             "Why are the people standing there?")
-    assert result.answer == "because they wait for the bus" and result.answer_source == "fallback simple_query"
+    result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(path), "Why is the field empty?")
+    assert result.answer == "because the match was called off" and result.answer_source == "fallback simple_query"
     assert [c["check"] for c in result.checks] == ["reason_clause"]
 
 

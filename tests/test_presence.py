@@ -163,13 +163,14 @@ def test_describe_leaves_a_detector_miss_and_a_placed_thing_to_the_llm(embedded_
     assert d2.answer(bus, "Is there an insect?").text == "no" and "Looked for" not in chat2.calls[0].last_user
 
 
-def test_describe_keeps_a_choice_of_colours_to_those_measured(embedded_toolbox, photo) -> None:
-    bus = Image.open(photo("bus")).convert("RGB")  # a blue city bus
+def test_describe_keeps_a_choice_of_colours_to_those_measured(embedded_toolbox) -> None:
+    board = Image.new("RGB", (160, 120), (250, 250, 250))
+    ImageDraw.Draw(board).rectangle((20, 15, 140, 105), fill=(30, 60, 220))  # a blue board on white
     d, chat = _describe(embedded_toolbox, ["pink", "blue"])  # a reply out of the measured options is asked again
-    got = d.answer(bus, "Would you call the bus pink or blue?")
+    got = d.answer(board, "Would you call the board pink or blue?")
     assert got.text == "blue"
     assert chat.calls[0].json_schema["properties"]["answer"]["enum"] == ["blue"]
     # no option measured: the choice stays whole, the LLM picks
     d, chat = _describe(embedded_toolbox, ["purple"])
-    assert d.answer(bus, "Would you call the bus orange or purple?").text == "purple"
+    assert d.answer(board, "Would you call the board orange or purple?").text == "purple"
     assert chat.calls[0].json_schema["properties"]["answer"]["enum"] == ["orange", "purple"]
