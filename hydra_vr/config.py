@@ -43,6 +43,11 @@ class VisionConfig(_Strict):
     # find() of a name the detector has no class for but an outline answers ("coin", "round sign",
     # "triangle") looks for circles / triangles / rectangles in the pixels (hydra_vr.api.shapes).
     shapes: bool = True
+    # find() of a name the detector has a class for but found none of ("tennis ball": NanoDet's "sports
+    # ball") asks the classifier's regions where it has classes for the name too, kept at this share or
+    # more: stricter than for a name only the classifier knows, as the detector has looked already.
+    # None: a detector's miss stays a miss.
+    missed_by_detector_score: float | None = Field(0.4, ge=0, le=1)
 
 
 class LLMConfig(_Strict):

@@ -106,3 +106,31 @@ def test_the_imagepatch_find_returns_the_region(embedded_toolbox, photo) -> None
     towers = china.find("tower")
     assert towers and towers[0].horizontal_center < china.width / 2  # the pagoda stands on the left
     assert china.find("rocket") == []
+
+
+def test_a_detector_class_the_detector_missed_is_looked_for_by_the_classifier(embedded_toolbox, photo) -> None:
+    # NanoDet finds the two men on this sample photo but not the black tie of the one on the left;
+    # the classifier (Windsor tie) does, below the man's face
+    image = Image.open(photo("zidane")).convert("RGB")
+    assert "tie" not in {d.label for d in embedded_toolbox.backend("detector").detect_classes(image)}
+    dets, meta = embedded_toolbox.look_for(image, "a tie")
+    assert dets and dets[0].source == "classifier" and dets[0].label == "Windsor tie"
+    assert dets[0].score >= embedded_toolbox.config.missed_by_detector_score
+    face = embedded_toolbox.backend("faces").detect_faces(image)[0].box
+    assert dets[0].box.x1 < face.x2 and dets[0].box.y2 > face.y2  # below the face, not off in the crowd
+    assert "the detector found none" in meta["mapping"] and not meta.get("unsearchable")
+
+
+def test_a_detector_miss_the_classifier_does_not_see_stays_a_miss(embedded_toolbox, photo) -> None:
+    from hydra_vr.api import VisionToolbox
+    from hydra_vr.api.tools import search_settles
+    from hydra_vr.config import load_config
+
+    coffee = Image.open(photo("coffee")).convert("RGB")
+    for name in ("dog", "car", "banana"):  # classes of both; none on a cup of coffee
+        dets, meta = embedded_toolbox.look_for(coffee, name)
+        assert dets == [] and not search_settles(0, meta), name
+    cfg = load_config("default", ["vision.missed_by_detector_score=null"])  # switched off: the detector's miss only
+    off = VisionToolbox(cfg.vision, cache_dir=cfg.cache_path)
+    dets, meta = off.look_for(Image.open(photo("zidane")).convert("RGB"), "a tie")
+    assert dets == [] and "classifier" not in meta.get("mapping", "")

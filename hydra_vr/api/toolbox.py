@@ -204,8 +204,13 @@ class VisionToolbox:
             if explain is not None:
                 meta["mapping"] = explain(name)
             map_name = getattr(detector, "map_name", None)  # closed-set detectors: can it look for this name at all?
+            missed = not dets
             if dets:  # "red car": the detector finds cars; their own pixels say which are red
                 dets, meta["mapping"] = self._keep_colored(image, name, dets, meta.get("mapping") or f"{name!r}: the detector")
+            if missed and map_name is not None and map_name(name) and self.config.missed_by_detector_score is not None:
+                if (seen := self._classifier_regions(image, name, self.config.missed_by_detector_score)) is not None:
+                    dets, how = seen
+                    meta["mapping"] = f"{meta.get('mapping') or repr(name)}; the detector found none, {how}"
             if map_name is not None and not map_name(name):
                 kinds = shape_ops.shape_kinds(name) if self.config.shapes else ()
                 colours = color_ops.region_colors(name)
@@ -238,15 +243,20 @@ class VisionToolbox:
         how = f"{name!r} is not a detector class; looked for {' or '.join(kinds)} outlines in the pixels instead"
         return self._keep_colored(image, name, dets, how)
 
-    def _classifier_regions(self, image: Image.Image, name: str) -> tuple[list[Detection], str] | None:
-        """find() through the classifier for a name it has classes for (its ``localize``); None if it has none."""
+    def _classifier_regions(self, image: Image.Image, name: str, floor: float = 0.0) -> tuple[list[Detection], str] | None:
+        """find() through the classifier for a name it has classes for (its ``localize``), its regions that
+        score ``floor`` or more; None if it has no class for the name."""
         if not self.has("classifier"):
             return None
         classifier = self.backend("classifier")
         if not isinstance(classifier, Localizer) or not (classes := classifier.map_name(name)):
             return None
-        dets = classifier.localize(image, name)
-        how = f"{name!r} is not a detector class; looked where the image classifier sees {', '.join(classes)}"
+        dets = [d for d in classifier.localize(image, name) if d.score >= floor]
+        if floor:  # beside the detector's own mapping: "dog" has 118 classes
+            shown = ", ".join(classes[:5]) + (f" and {len(classes) - 5} more" if len(classes) > 5 else "")
+            how = f"looked where the image classifier sees {shown} (at {floor:.2f} or more)"
+        else:
+            how = f"{name!r} is not a detector class; looked where the image classifier sees {', '.join(classes)}"
         dets, how = self._keep_colored(image, name, dets, how)
         return dets, how + ("" if dets else ": it saw none")
 
