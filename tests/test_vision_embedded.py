@@ -92,6 +92,22 @@ def test_name_mapping_table():
     assert not m.map("")
 
 
+@pytest.mark.parametrize(
+    ("name", "cls"),
+    [("a beagle", "dog"), ("two dachshunds", "dog"), ("a woodpecker", "bird"), ("a convertible", "car"),
+     ("the recliner", "chair"), ("a clydesdale", "horse"), ("the heifers", "cow"), ("a cuckoo clock", "clock"),
+     ("a cheeseburger", "sandwich"), ("the paperback", "book"), ("a catamaran", "boat")],
+)
+def test_names_wordnet_files_under_a_class_map_to_it(name, cls):
+    hit = CocoNameMapper().map(name)
+    assert hit.classes == (cls,), hit
+
+
+@pytest.mark.parametrize("name", ["lamp post", "plate", "tree", "helmet", "shelf", "the wheel", "a cloud", "rock"])
+def test_names_of_no_class_stay_unmapped(name):
+    assert not CocoNameMapper().map(name)
+
+
 def test_name_mapping_embedding_fallback_is_thresholded():
     # A toy embedding: names sharing a first letter are similar. Checks the thresholding logic.
     def embed(texts):

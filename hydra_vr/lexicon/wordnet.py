@@ -155,6 +155,11 @@ def _ancestors(synset: Any) -> frozenset[Any]:
     return frozenset(a for path in synset.hypernym_paths() for a in path)
 
 
+def ancestors(synset: Any) -> frozenset[Any]:
+    """``synset`` and every synset it is a kind of, up to entity."""
+    return _ancestors(synset)
+
+
 def is_a(synset: Any, category: str) -> bool:
     """Whether ``synset`` is ``category`` or a kind of it (a ringlet is an insect; a bus is a vehicle)."""
     wanted = noun_senses(category)
@@ -240,6 +245,29 @@ def main_sense(word: str) -> Any:
         return sum(lemma.count() for lemma in s.lemmas() if lemma.name().lower() == word.lower())
 
     return max(senses, key=lambda s: (seen(s), -senses.index(s)))
+
+
+def clear_noun_sense(word: str) -> Any:
+    """:func:`main_sense` of ``word`` where it is clearly the sense meant: the word is no more often an adjective,
+    verb or adverb than a noun in the tagged corpus ("white", "have", "upper" are not the person or the berth),
+    and it has one noun sense or the corpus saw its main one (a chameleon is a lizard or a fickle person: unclear).
+    None otherwise."""
+    key = _key(word)
+    sense = main_sense(key)
+    if sense is None:
+        return None
+
+    def seen(pos: str) -> int:
+        return sum(lemma.count() for s in wordnet().synsets(key, pos) for lemma in s.lemmas()
+                   if lemma.name().lower() == key.lower())
+
+    noun = seen("n")
+    if any(wordnet().synsets(key, pos) and seen(pos) >= max(noun, 1) for pos in "vasr"):
+        return None
+    if len(wordnet().synsets(key, "n")) > 1 and not any(
+            lemma.count() for lemma in sense.lemmas() if lemma.name().lower() == key.lower()):
+        return None
+    return sense
 
 
 def everyday_name(synset: Any) -> str | None:

@@ -7,11 +7,15 @@ above a threshold. A name that maps nowhere returns no class and a reason, never
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
+
+from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
 
 COCO_CLASSES = (
     "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic light",
@@ -94,11 +98,50 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 
+# The WordNet sense each class means where it is not the word's everyday one (a mouse is the rodent first,
+# a toaster a person who proposes a toast); the other classes mean their name's main sense. A name whose
+# main sense is a kind of a class's sense ("terrier", "sedan", "armchair", "nuthatch") means that class.
+# Classes without a WordNet sense ("stop sign") are reached through SYNONYMS only.
+CLASS_SENSES: dict[str, str] = {
+    "kite": "kite.n.03", "hot dog": "hotdog.n.02", "cake": "cake.n.03", "toilet": "toilet.n.02",
+    "tv": "television_receiver.n.01", "mouse": "mouse.n.04", "microwave": "microwave.n.02",
+    "toaster": "toaster.n.02", "banana": "banana.n.02", "sports ball": "ball.n.01", "wine glass": "wineglass.n.01",
+    "potted plant": "pot_plant.n.01", "cell phone": "cellular_telephone.n.01", "book": "book.n.02",
+    "cow": "cattle.n.01",  # cow.n.01 is the female only: a bull or an ox is what the detector calls a cow
+    "boat": "vessel.n.02",  # boat.n.01 is a small vessel: COCO's boats are ships and sailboats too
+    "stop sign": "",
+}
+
+
+@functools.cache
+def _class_senses() -> dict[Any, str]:
+    """{synset: class} for every class with a sense."""
+    table: dict[Any, str] = {}
+    for cls in COCO_CLASSES:
+        name = CLASS_SENSES.get(cls)
+        sense = wn.wordnet().synset(name) if name else (None if name == "" else wn.main_sense(cls))
+        if sense is not None:
+            table[sense] = cls
+    return table
+
+
+def wordnet_class(name: str) -> str | None:
+    """The class whose sense the clear WordNet sense of ``name`` (singular; :func:`wn.clear_noun_sense`) is a
+    kind of, the nearest one up the tree; None for a word WordNet does not know, one it reads two ways, or a
+    kind of no class."""
+    senses = _class_senses()
+    sense = wn.clear_noun_sense(wn.singular(name)) if name else None
+    if sense is None:
+        return None
+    found = [(a.min_depth(), cls) for a in wn.ancestors(sense) if (cls := senses.get(a))]
+    return max(found)[1] if found else None
+
+
 @dataclass(frozen=True)
 class NameMapping:
     name: str
     classes: tuple[str, ...]
-    how: str  # "exact", "synonym", "singular", "embedding", "unmapped"
+    how: str  # "exact", "synonym", "singular", "head noun", "wordnet", "embedding", "unmapped"
     reason: str
 
     def __bool__(self) -> bool:
@@ -155,6 +198,9 @@ class CocoNameMapper:
                 hit = self._lookup(tail) or self._lookup(_singular(tail))
                 if hit:
                     return NameMapping(name, hit[0], "head noun", f"{name!r} -> {', '.join(hit[0])} (head noun {tail!r})")
+        for candidate in dict.fromkeys((key, *([" ".join(words[-2:]), words[-1]] if len(words) > 1 else []))):
+            if cls := wordnet_class(candidate):
+                return NameMapping(name, (cls,), "wordnet", f"{name!r} -> {cls} (WordNet: a {candidate} is a kind of it)")
         if self._embed is not None:
             if self._class_vecs is None:
                 self._class_vecs = self._embed(list(COCO_CLASSES))
