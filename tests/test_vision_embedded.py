@@ -103,6 +103,17 @@ def test_names_wordnet_files_under_a_class_map_to_it(name, cls):
     assert hit.classes == (cls,), hit
 
 
+@pytest.mark.parametrize(
+    ("name", "classes"),
+    [("the mug on the desk", ("cup",)), ("a woman holding an umbrella", ("person",)), ("the boy in the red jacket", ("person",)),
+     ("the laptop next to the lamp", ("laptop",)), ("a flock of sheep", ("sheep",)), ("two slices of pizza", ("pizza",)),
+     ("the front of the train", ("train",)), ("the left wheel of the truck", ()), ("a poster above the couch", ())],
+)
+def test_a_name_means_its_own_phrase_not_what_it_is_placed_by(name, classes):
+    # the head noun comes before "on", "holding", "next to"; after a partitive "of", the thing that follows
+    assert CocoNameMapper().map(name).classes == classes
+
+
 @pytest.mark.parametrize("name", ["lamp post", "plate", "tree", "helmet", "shelf", "the wheel", "a cloud", "rock"])
 def test_names_of_no_class_stay_unmapped(name):
     assert not CocoNameMapper().map(name)

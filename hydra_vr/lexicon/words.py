@@ -17,6 +17,12 @@ GENERIC_NOUNS = frozenset({"thing", "object", "item", "stuff", "entity", "anythi
 
 # Nouns that name a place on a surface rather than a thing: find("red region") searches colour, not a kind.
 REGION_NOUNS = frozenset({"region", "area", "part", "spot", "patch"})
+# Words that end a name's own noun phrase: what follows is another thing ("the cup on the table", "the man holding a
+# phone") or a clause about it. The head noun of a name is the last word before the first of them.
+PHRASE_CUT = frozenset({
+    "on", "in", "at", "of", "with", "behind", "near", "from", "under", "above", "below", "next", "beside", "to", "just",
+    "that", "which", "who", "hanging", "holding", "wearing", "looking", "between", "inside", "over",
+})
 
 # The WordNet senses of the photo a question is asked about ("the left side of the picture", "is the shot blurry?").
 _PHOTO_SENSES = ("photograph.n.01", "picture.n.01", "snapshot.n.01")
@@ -51,4 +57,5 @@ FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), k
 BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
 
 
-__all__ = ["BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "REGION_NOUNS", "one_of", "photo_nouns"]
+__all__ = ["BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "PHRASE_CUT", "REGION_NOUNS", "one_of",
+           "photo_nouns"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
+from hydra_vr.lexicon.words import PHRASE_CUT
 
 COCO_CLASSES = (
     "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic light",
@@ -137,6 +138,13 @@ def wordnet_class(name: str) -> str | None:
     return max(found)[1] if found else None
 
 
+def _partitive(word: str) -> bool:
+    """Whether ``word`` names a group, a part, a region or a kind of what follows its "of" ("a herd of cows", "a slice
+    of pizza", "the inside of the cup", "this kind of ball"), not a thing of its own ("the wheel of the bus" is a wheel)."""
+    sense = wn.main_sense(wn.singular(word))  # a noun here, before "of": "the inside of", "the back of"
+    return sense is not None and any(wn.is_a(sense, kind) for kind in ("group", "part", "region", "category"))
+
+
 @dataclass(frozen=True)
 class NameMapping:
     name: str
@@ -183,6 +191,21 @@ class CocoNameMapper:
             return SYNONYMS[key], "synonym"
         return None
 
+    def _head(self, name: str, words: list[str], whole: bool) -> NameMapping | None:
+        """The mapping of a name's own phrase ``words``: the phrase or its singular (unless it is the whole
+        name, tried already), its head noun (last two words, last word), then WordNet."""
+        if not words:
+            return None
+        phrase = " ".join(words)
+        tails = ([] if whole else [phrase, _singular(phrase)]) + ([" ".join(words[-2:]), words[-1]] if len(words) > 1 else [])
+        for tail in tails:
+            if hit := self._lookup(tail) or self._lookup(_singular(tail)):
+                return NameMapping(name, hit[0], "head noun", f"{name!r} -> {', '.join(hit[0])} (head noun {tail!r})")
+        for candidate in dict.fromkeys([phrase, *tails]):
+            if cls := wordnet_class(candidate):
+                return NameMapping(name, (cls,), "wordnet", f"{name!r} -> {cls} (WordNet: a {candidate} is a kind of it)")
+        return None
+
     def _map(self, name: str, key: str) -> NameMapping:
         if not key:
             return NameMapping(name, (), "unmapped", "empty name")
@@ -191,16 +214,18 @@ class CocoNameMapper:
             if hit:
                 classes, kind = hit
                 return NameMapping(name, classes, how or kind, f"{name!r} -> {', '.join(classes)} ({how or kind})")
-        # "red car", "man on the left": the head noun (last word) may still be a class.
+        # "cup on the table", "man holding a phone": the name's own phrase ends before the first such word, and its
+        # head noun (last word) may still be a class ("red car"); after a partitive "of" ("a group of people", "a
+        # piece of cake"), the thing that follows, when the phrase before names no class.
         words = key.split()
-        if len(words) > 1:
-            for tail in (" ".join(words[-2:]), words[-1]):
-                hit = self._lookup(tail) or self._lookup(_singular(tail))
-                if hit:
-                    return NameMapping(name, hit[0], "head noun", f"{name!r} -> {', '.join(hit[0])} (head noun {tail!r})")
-        for candidate in dict.fromkeys((key, *([" ".join(words[-2:]), words[-1]] if len(words) > 1 else []))):
-            if cls := wordnet_class(candidate):
-                return NameMapping(name, (cls,), "wordnet", f"{name!r} -> {cls} (WordNet: a {candidate} is a kind of it)")
+        cut = next((i for i, w in enumerate(words) if i > 0 and w in PHRASE_CUT), len(words))
+        phrases = [words[:cut]]
+        if cut < len(words) and words[cut] == "of" and _partitive(words[cut - 1]):
+            rest = [w for w in words[cut + 1:] if w not in ("a", "an", "the", "some")]
+            phrases.append(rest[:next((i for i, w in enumerate(rest) if i > 0 and w in PHRASE_CUT), len(rest))])
+        for own in phrases:
+            if hit := self._head(name, own, whole=own == words):
+                return hit
         if self._embed is not None:
             if self._class_vecs is None:
                 self._class_vecs = self._embed(list(COCO_CLASSES))

@@ -19,6 +19,7 @@ from typing import Any
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api.garments import GARMENTS
 from hydra_vr.lexicon import wordnet as wn
+from hydra_vr.lexicon.words import PHRASE_CUT
 
 # Common words -> the ImageNet classes (timm's first synonym) that are such a thing. A word for a
 # kind of building covers the building classes, as "vehicle" covers the COCO vehicles.
@@ -45,10 +46,6 @@ _AMBIGUOUS = frozenset(
     {"light", "spot", "site", "rule", "nail", "hook", "knot", "wing", "chain", "switch", "bell", "tank", "chest", "top"}
 )
 # A name's head noun comes before these words: "the badge on his jacket" is a badge.
-_CUT = frozenset({
-    "on", "in", "at", "of", "with", "behind", "near", "from", "under", "above", "below", "next", "beside", "to", "just",
-    "that", "which", "who", "hanging", "holding", "wearing", "looking", "between", "inside", "over",
-})
 
 
 @functools.cache
@@ -129,7 +126,7 @@ def imagenet_classes(name: str) -> tuple[str, ...]:
     at the back" -> the tower classes; "the man" -> () (no ImageNet class is a person).
     """
     words = re.sub(r"[^a-z0-9' \-]", " ", name.lower()).split()
-    cut = next((i for i, w in enumerate(words) if w in _CUT), len(words))
+    cut = next((i for i, w in enumerate(words) if w in PHRASE_CUT), len(words))
     words = [w for w in words[:cut] if not color_ops.is_color_name(w)]  # "orange" is a colour, not the fruit
     table = _name_table()
     for n in range(min(len(words), 4), 0, -1):
