@@ -43,7 +43,7 @@ class VisionConfig(_Strict):
     # find() of a name the detector has no class for but an outline answers ("coin", "round sign",
     # "triangle") looks for circles / triangles / rectangles in the pixels (hydra_vr.api.shapes).
     shapes: bool = True
-    # find() of a name the detector has a class for but found none of ("tennis ball": NanoDet's "sports
+    # find() of a name the detector has a class for but found none of ("golf ball": NanoDet's "sports
     # ball") asks the classifier's regions where it has classes for the name too, kept at this share or
     # more: stricter than for a name only the classifier knows, as the detector has looked already.
     # None: a detector's miss stays a miss.

@@ -101,7 +101,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 
 # The WordNet sense each class means where it is not the word's everyday one (a mouse is the rodent first,
 # a toaster a person who proposes a toast); the other classes mean their name's main sense. A name whose
-# main sense is a kind of a class's sense ("terrier", "sedan", "armchair", "nuthatch") means that class.
+# main sense is a kind of a class's sense ("terrier", "sedan", "recliner", "woodpecker") means that class.
 # Classes without a WordNet sense ("stop sign") are reached through SYNONYMS only.
 CLASS_SENSES: dict[str, str] = {
     "kite": "kite.n.03", "hot dog": "hotdog.n.02", "cake": "cake.n.03", "toilet": "toilet.n.02",
