@@ -115,9 +115,14 @@ def singular(word: str) -> str:
     return base.replace("_", " ")
 
 
-def _seen(word: str) -> int:
-    """How often the tagged corpus saw ``word`` in any of its noun senses."""
-    return sum(lemma.count() for s in wordnet().synsets(word, "n") for lemma in s.lemmas() if lemma.name().lower() == word)
+def _lemma_count(synset: Any, word: str) -> int:
+    """How often the tagged corpus saw ``word`` (a WordNet key) meaning ``synset``."""
+    return sum(lemma.count() for lemma in synset.lemmas() if lemma.name().lower() == word.lower())
+
+
+def _seen(word: str, pos: str = "n") -> int:
+    """How often the tagged corpus saw ``word`` in any of its senses of part of speech ``pos``."""
+    return sum(_lemma_count(s, word) for s in wordnet().synsets(word, pos))
 
 
 def is_noun(phrase: str) -> bool:
@@ -143,11 +148,7 @@ def noun_senses(phrase: str) -> tuple[Any, ...]:
     if not senses:
         return ()
     key = wordnet().morphy(_key(phrase), "n") or _key(phrase)
-
-    def count(s: Any) -> int:
-        return sum(lemma.count() for lemma in s.lemmas() if lemma.name().lower() == key.lower())
-
-    return tuple(s for i, s in enumerate(senses) if i == 0 or count(s) >= MIN_SENSE_COUNT)
+    return tuple(s for i, s in enumerate(senses) if i == 0 or _lemma_count(s, key) >= MIN_SENSE_COUNT)
 
 
 @functools.cache
@@ -240,11 +241,7 @@ def main_sense(word: str) -> Any:
     senses = wordnet().synsets(word, "n")
     if not senses:
         return None
-
-    def seen(s: Any) -> int:
-        return sum(lemma.count() for lemma in s.lemmas() if lemma.name().lower() == word.lower())
-
-    return max(senses, key=lambda s: (seen(s), -senses.index(s)))
+    return max(senses, key=lambda s: (_lemma_count(s, word), -senses.index(s)))
 
 
 def clear_noun_sense(word: str) -> Any:
@@ -256,16 +253,10 @@ def clear_noun_sense(word: str) -> Any:
     sense = main_sense(key)
     if sense is None:
         return None
-
-    def seen(pos: str) -> int:
-        return sum(lemma.count() for s in wordnet().synsets(key, pos) for lemma in s.lemmas()
-                   if lemma.name().lower() == key.lower())
-
-    noun = seen("n")
-    if any(wordnet().synsets(key, pos) and seen(pos) >= max(noun, 1) for pos in "vasr"):
+    noun = _seen(key)
+    if any(wordnet().synsets(key, pos) and _seen(key, pos) >= max(noun, 1) for pos in "vasr"):
         return None
-    if len(wordnet().synsets(key, "n")) > 1 and not any(
-            lemma.count() for lemma in sense.lemmas() if lemma.name().lower() == key.lower()):
+    if len(wordnet().synsets(key, "n")) > 1 and not _lemma_count(sense, key):
         return None
     return sense
 

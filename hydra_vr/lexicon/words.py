@@ -9,6 +9,7 @@ classes are the ones WordNet has no node for.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 
 # Nouns that name no thing in particular: a search for "objects" is not a search for a dog, although every dog is
@@ -23,6 +24,11 @@ PHRASE_CUT = frozenset({
     "on", "in", "at", "of", "with", "behind", "near", "from", "under", "above", "below", "next", "beside", "to", "just",
     "that", "which", "who", "hanging", "holding", "wearing", "looking", "between", "inside", "over",
 })
+
+
+def phrase_end(words: Sequence[str], start: int = 0) -> int:
+    """The index of the first :data:`PHRASE_CUT` word of ``words`` from ``start`` on; ``len(words)`` if none."""
+    return next((i for i in range(start, len(words)) if words[i] in PHRASE_CUT), len(words))
 
 # The WordNet senses of the photo a question is asked about ("the left side of the picture", "is the shot blurry?").
 _PHOTO_SENSES = ("photograph.n.01", "picture.n.01", "snapshot.n.01")
@@ -58,4 +64,4 @@ BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)
 
 
 __all__ = ["BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "PHRASE_CUT", "REGION_NOUNS", "one_of",
-           "photo_nouns"]
+           "phrase_end", "photo_nouns"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
-from hydra_vr.lexicon.words import PHRASE_CUT
+from hydra_vr.lexicon.words import phrase_end
 
 COCO_CLASSES = (
     "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic light",
@@ -120,7 +120,9 @@ def _class_senses() -> dict[Any, str]:
     table: dict[Any, str] = {}
     for cls in COCO_CLASSES:
         name = CLASS_SENSES.get(cls)
-        sense = wn.wordnet().synset(name) if name else (None if name == "" else wn.main_sense(cls))
+        if name == "":  # no WordNet sense
+            continue
+        sense = wn.wordnet().synset(name) if name else wn.main_sense(cls)
         if sense is not None:
             table[sense] = cls
     return table
@@ -218,11 +220,11 @@ class CocoNameMapper:
         # head noun (last word) may still be a class ("red car"); after a partitive "of" ("a group of people", "a
         # piece of cake"), the thing that follows, when the phrase before names no class.
         words = key.split()
-        cut = next((i for i, w in enumerate(words) if i > 0 and w in PHRASE_CUT), len(words))
+        cut = phrase_end(words, 1)
         phrases = [words[:cut]]
         if cut < len(words) and words[cut] == "of" and _partitive(words[cut - 1]):
             rest = [w for w in words[cut + 1:] if w not in ("a", "an", "the", "some")]
-            phrases.append(rest[:next((i for i, w in enumerate(rest) if i > 0 and w in PHRASE_CUT), len(rest))])
+            phrases.append(rest[:phrase_end(rest, 1)])
         for own in phrases:
             if hit := self._head(name, own, whole=own == words):
                 return hit

@@ -19,7 +19,7 @@ from typing import Any
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api.garments import GARMENTS
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.lexicon.words import PHRASE_CUT
+from hydra_vr.lexicon.words import phrase_end
 
 # Common words -> the ImageNet classes (timm's first synonym) that are such a thing. A word for a
 # kind of building covers the building classes, as "vehicle" covers the COCO vehicles.
@@ -126,8 +126,7 @@ def imagenet_classes(name: str) -> tuple[str, ...]:
     at the back" -> the tower classes; "the man" -> () (no ImageNet class is a person).
     """
     words = re.sub(r"[^a-z0-9' \-]", " ", name.lower()).split()
-    cut = next((i for i, w in enumerate(words) if w in PHRASE_CUT), len(words))
-    words = [w for w in words[:cut] if not color_ops.is_color_name(w)]  # "orange" is a colour, not the fruit
+    words = [w for w in words[:phrase_end(words)] if not color_ops.is_color_name(w)]  # "orange" is a colour, not the fruit
     table = _name_table()
     for n in range(min(len(words), 4), 0, -1):
         for i in reversed(range(len(words) - n + 1)):  # the rightmost phrase: English puts the head noun last
