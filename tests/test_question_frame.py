@@ -28,6 +28,17 @@ def test_choice_frame_keeps_the_options_and_the_subject() -> None:
     assert frame.kind == "choice" and frame.answer.options == ("blue", "white") and frame.subject == "teapot"
 
 
+@pytest.mark.parametrize(("question", "subject"), [
+    ("Which country first bred this kind of horse?", "horse"),    # the kind's noun, not "kind"
+    ("What is this type of tree grown for?", "tree"),
+    ("Who usually drives this sort of truck?", "truck"),
+    ("What colour is the row of lockers?", "row"),                # an arrangement is one thing in a photo
+    ("What is the lid of the jar made of?", "lid"),               # a part stays the thing asked about
+])
+def test_subject_after_of(question: str, subject: str) -> None:
+    assert parse(question).subject == subject
+
+
 def test_count_frame_singular_with_its_colour() -> None:
     frame = parse("How many yellow taxis are waiting at the rank?")
     assert frame.kind == "number" and frame.count == ("taxi",) and frame.count_colours == ("yellow",)

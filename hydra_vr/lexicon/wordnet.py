@@ -244,6 +244,19 @@ def main_sense(word: str) -> Any:
     return max(senses, key=lambda s: (_lemma_count(s, word), -senses.index(s)))
 
 
+# What a word before "of" can name instead of a thing of its own: "a herd of cows", "the inside of the cup",
+# "this kind of ball", "a slice of pizza".
+PARTITIVE_KINDS = ("group", "part", "region", "category")
+
+
+def partitive(word: str, kinds: tuple[str, ...] = PARTITIVE_KINDS) -> bool:
+    """Whether ``word``'s main noun sense is a kind of one of ``kinds`` (:data:`PARTITIVE_KINDS`), so that before
+    "of" it names a group, a part, a region or a kind of what follows rather than a thing of its own ("the wheel
+    of the bus" is a wheel)."""
+    sense = main_sense(singular(word))  # a noun here, before "of": "the inside of", "the back of"
+    return sense is not None and any(is_a(sense, kind) for kind in kinds)
+
+
 def clear_noun_sense(word: str) -> Any:
     """:func:`main_sense` of ``word`` where it is clearly the sense meant: the word is no more often an adjective,
     verb or adverb than a noun in the tagged corpus ("white", "have", "upper" are not the person or the berth),

@@ -208,8 +208,21 @@ def _subject(question: str) -> str | None:
     m = re.search(r"\b(?:the|this|that|these|those|a|an)\s+(.+)$", question.lower())
     if not m:
         return None
+    return _subject_phrase(_words(m.group(1)))
+
+
+# Before "of", a word for a kind names what follows: "this kind of ball" asks about the ball. A group or an
+# arrangement stays the thing asked about ("the row of seats", "the column of windows" are one thing in a photo).
+_OF_NAMES_WHAT_FOLLOWS = ("category",)
+
+
+def _subject_phrase(tail: Sequence[str]) -> str | None:
+    """The noun phrase that starts ``tail``: it runs while WordNet knows each word as a noun or an adjective, and
+    ends on a noun that is no colour; after a word for a kind and "of", the noun that follows (:func:`_noun_phrase`)."""
     words: list[str] = []
-    for w in _words(m.group(1))[:4]:
+    for i, w in enumerate(tail[:4]):
+        if w == "of" and words and wn.partitive(words[-1], _OF_NAMES_WHAT_FOLLOWS):
+            return _noun_phrase([x for x in tail[i + 1:] if x not in ("a", "an", "the", "some")]) or " ".join(words)
         if w in _STOP or not (wn.is_noun(w) or wn.is_adjective(w)):
             break
         if words and _progressive(w):

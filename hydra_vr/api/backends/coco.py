@@ -140,13 +140,6 @@ def wordnet_class(name: str) -> str | None:
     return max(found)[1] if found else None
 
 
-def _partitive(word: str) -> bool:
-    """Whether ``word`` names a group, a part, a region or a kind of what follows its "of" ("a herd of cows", "a slice
-    of pizza", "the inside of the cup", "this kind of ball"), not a thing of its own ("the wheel of the bus" is a wheel)."""
-    sense = wn.main_sense(wn.singular(word))  # a noun here, before "of": "the inside of", "the back of"
-    return sense is not None and any(wn.is_a(sense, kind) for kind in ("group", "part", "region", "category"))
-
-
 @dataclass(frozen=True)
 class NameMapping:
     name: str
@@ -222,7 +215,7 @@ class CocoNameMapper:
         words = key.split()
         cut = phrase_end(words, 1)
         phrases = [words[:cut]]
-        if cut < len(words) and words[cut] == "of" and _partitive(words[cut - 1]):
+        if cut < len(words) and words[cut] == "of" and wn.partitive(words[cut - 1]):
             rest = [w for w in words[cut + 1:] if w not in ("a", "an", "the", "some")]
             phrases.append(rest[:phrase_end(rest, 1)])
         for own in phrases:
