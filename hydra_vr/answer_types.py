@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from hydra_vr import gazetteer
 from hydra_vr.asked import PlaceAsked
+from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
 from hydra_vr.lexicon.words import GENERIC_NOUNS, photo_nouns
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
@@ -728,6 +729,13 @@ def asked_knowledge(question: str) -> KnowledgeAsked | None:
     q = str(question)
     if not _KNOWLEDGE.search(q.lower()):
         return None
+    # "this kind of ball", "this piece of furniture", "this pair of shoes": a word for a kind, a portion or a group
+    # (WordNet) and "of" point at the thing that follows; what is known is known of it
+    ahead = r"(?=\s+(?:" + _AFTER_THING + r")|\s*[?.!]|\s*$)"
+    k = re.search(r"\b(this|these)\s+([a-z]+)\s+of\s+((?:[a-z]+\s+){0,2}?[a-z]+)" + ahead, q, re.I)
+    if (k and k.group(3).lower() not in _FUNCTION_WORDS and not re.search(_AFTER_THING, k.group(3).lower())
+            and wn.partitive(k.group(2).lower(), ("category", "part", "group"))):
+        return KnowledgeAsked(q, k.group(0), k.group(3).split()[-1].lower(), k.end())
     m = re.search(r"\b(this|these)\s+((?:[a-z]+\s+){0,2}?[a-z]+)(?=\s+(?:" + _AFTER_THING + r")|\s*[?.!]|\s*$)", q, re.I)
     if not m or m.group(2).lower() in _FUNCTION_WORDS or re.search(_AFTER_THING, m.group(2).lower()):
         return None

@@ -288,10 +288,16 @@ def test_a_bare_colour_does_not_say_what_someone_wears(question, answer, fits):
     ("Where do these animals usually live?", "these animals", "Where do these animals usually live? (These animals are X.)"),
     ("What is this dish made of?", "this dish", "What is this dish made of? (This dish is a X.)"),
     ("what field is this man famous for", "this man", "what field is this man famous for (This man is a X.)"),
+    # a word for a kind, a portion or a group and "of": the thing that follows is the head
+    ("Which breed group is this kind of terrier usually put in?", "this kind of terrier",
+     "Which breed group is this kind of terrier usually put in? (This kind of terrier is a X.)"),
+    ("What is this slice of cheese usually called?", "this slice of cheese",
+     "What is this slice of cheese usually called? (This slice of cheese is a X.)"),
 ])
 def test_asked_knowledge_names_the_thing_the_question_points_at(question, phrase, named):
     asked = asked_knowledge(question)
     assert asked is not None and asked.phrase == phrase and asked.naming("X") == named
+    assert asked.head == phrase.split()[-1]
 
 
 @pytest.mark.parametrize("question", [

@@ -290,15 +290,18 @@ class DescribeVQA:
         return named[0][0], (f"The classifier saw {seen}; as kinds of {category}: "
                              + ", ".join(f"{n} {m:.2f}" for n, m in named[:3]))
 
-    def _thing_name(self, asked: KnowledgeAsked, findings: dict) -> str | None:
+    def _thing_name(self, image: Image.Image, asked: KnowledgeAsked, findings: dict) -> str | None:
         """What the tools call the thing a knowledge question points at ("this fruit" -> banana), where
         they say it with confidence and it says more than the question's own word: the best detected
-        object of the kind it names ("this vehicle" -> truck) at 0.5 or more, with no other kind close to
-        it, else the classifier's first label at 0.5 or more. None otherwise ("this tower": the
-        classifier's first guess at 0.30; "this animal": cat and dog at 0.40 each)."""
+        object of the kind it names ("this vehicle" -> truck; where the detector found none, what find()'s
+        search found) at 0.5 or more, with no other kind close to it, else the classifier's first label at
+        0.5 or more. None otherwise ("this tower": the classifier's first guess at 0.30; "this animal": cat
+        and dog at 0.40 each)."""
         kinds = set(self._mapper.map(asked.head).classes)
         if kinds:
             found = [o for o in findings["relevant"] if o["label"] in kinds]  # best first
+            if not found:  # the detector missed it: find()'s own search, the classifier where it knows the kind
+                found = [{"label": d.label, "score": d.score} for d in self.ctx.toolbox.look_for(image, asked.head)[0]]
             rivals = [o for o in found[1:] if o["label"] != found[0]["label"] and o["score"] >= found[0]["score"] - 0.1]
             # cat 0.40 beside dog 0.40 on one crop: "this animal (dog)" made the answer a dog's
             name = found[0]["label"] if found and found[0]["score"] >= self.knowledge_score and not rivals else None
@@ -422,7 +425,7 @@ class DescribeVQA:
         named_kind = self._category(image, question, findings) if spec.kind == "open" and asked is None else None
         if named_kind is not None:  # "what insect is this?": the classifier's labels named at the level asked
             return Answer(text=named_kind[0], source="describe:category", evidence=f"{user}\n{named_kind[1]}")
-        name = self._thing_name(asked, findings) if asked else None
+        name = self._thing_name(image, asked, findings) if asked else None
         if asked and name:
             # What is known of the thing, asked of the LLM's knowledge with the thing named and no findings
             # beside it (there, a small model answered against what it knew of the thing): ViperGPT's
