@@ -18,6 +18,10 @@ from hydra_vr.question import parse
     ("What colour is the scarf?", None),        # a colour question
     ("What time does the clock show?", None),   # "time" names no kind of thing
     ("What kind of thing is this?", None),      # too general to be a category
+    ("Which small lizard is on the rock?", "lizard"),           # adjectives before the kind describe it
+    ("What old wooden vehicle is parked by the barn?", "vehicle"),
+    ("What electric musical instrument is on the stage?", "musical instrument"),  # a compound noun stays whole
+    ("Which three letters are on the flag?", None),              # letters are no kind of thing a photo shows
 ])
 def test_category_asked(question: str, category: str | None) -> None:
     assert parse(question).category == category

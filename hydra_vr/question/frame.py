@@ -166,15 +166,22 @@ def asked_category(question: str) -> str | None:
         if any(_progressive(w) for w in tail):
             return None  # "what is the boy on the bench eating": asks what he eats, not which boy
         return None if _no_category(phrase) else phrase
-    phrase = _noun_phrase(rest)
-    if phrase is None or _no_category(phrase) or rest[0] in at.COLOR_WORDS:
+    if rest[0] in at.COLOR_WORDS:
         return None
-    tail = rest[len(phrase.split()):]
-    # "what reptile is that", "which bird sits ...": a verb or the end follows; "what man ..." asks "who"
-    if tail and tail[0] not in ("is", "are", "was", "were", "do", "does", "can", "could", "might", "sits", "stands",
-                                "appears", "in", "on", "at", "shown", "pictured", "here", "there"):
-        return None
-    return phrase
+    # "what wooden piece of furniture", "which small bird": adjectives (no clear noun sense in WordNet) describe the
+    # kind, where the words as written name none ("musical instrument" is a noun of its own)
+    lead = next((i for i, w in enumerate(rest[:3]) if not (wn.is_adjective(w) and wn.clear_noun_sense(w) is None)), 0)
+    for k in range(lead + 1):
+        words = rest[k:]
+        phrase = _noun_phrase(words)
+        if phrase is None or _no_category(phrase) or (k and not wn.names_things(phrase)):
+            continue  # past adjectives, a kind of thing a photo shows ("which two words": no category)
+        tail = words[len(phrase.split()):]
+        # "what reptile is that", "which bird sits ...": a verb or the end follows; "what man ..." asks "who"
+        if not tail or tail[0] in ("is", "are", "was", "were", "do", "does", "can", "could", "might", "sits", "stands",
+                                   "appears", "in", "on", "at", "shown", "pictured", "here", "there"):
+            return phrase
+    return None
 
 
 _DO = frozenset({"do", "does", "did"})
