@@ -352,6 +352,9 @@ class AnswerSpec:
     question: str = field(default="", compare=False)
     # An open question that asks for a country or a city: the answer must name one.
     names: gazetteer.PlaceKind | None = None
+    # A count's smallest answer: 1 where no tool could look for the thing ("how many" presumes it is there, and
+    # a 0 would rest on nothing).
+    least: int = 0
 
     # ---------------------------------------------------------------- prompts
     def describe(self) -> str:
@@ -373,7 +376,7 @@ class AnswerSpec:
         if self.kind in ("yesno", "choice"):
             prop: dict[str, Any] = {"type": "string", "enum": list(self.options)}
         elif self.kind == "number":
-            prop = {"type": "integer", "minimum": 0}
+            prop = {"type": "integer", "minimum": self.least}
         elif self.kind == "color":
             prop = {"type": "string", "enum": list(self.options) or sorted(set(COLOR_WORDS) - {"grey", "golden", "blonde"})}
         elif self.names == "country":  # 249 names: a grammar llama.cpp builds at once (GeoNames' 6k cities: only checked)
@@ -395,13 +398,8 @@ class AnswerSpec:
             hit = _match_option(s, self.options)
             return s if hit is not None and self.keep_words else hit
         if self.kind == "number":
-            m = re.search(r"\d+(?:\.\d+)?", s)
-            if m:
-                return m.group(0)
-            for phrase, n in sorted(_NUMBER_WORDS.items(), key=lambda kv: -len(kv[0])):
-                if re.search(rf"\b{re.escape(phrase)}\b", s):
-                    return str(n)
-            return None
+            n = _number(s)
+            return None if n is None or float(n) < self.least else n
         if self.kind == "color":
             found = [w for w in words if w in COLOR_WORDS]
             if not found:
@@ -433,6 +431,9 @@ class AnswerSpec:
             return None
         if is_failure_answer(s):
             return f"{s!r} reports a failure, it does not answer the question"
+        if self.kind == "number" and (n := _number(s)) is not None and float(n) < self.least:
+            return (f"{s!r} is under {self.least}: no tool could look for the thing, so nothing says there is none; "
+                    "give your best count of it")
         if self.kind == "open" and s.split()[0] in _YES | _NO:
             return f"{s!r} is a yes/no answer, but the question is open: name the thing asked about."
         if self.kind == "open" and _asks_no_number(self.question) and re.fullmatch(r"[\d.,\s]+", s):
@@ -741,6 +742,17 @@ def asked_knowledge(question: str) -> KnowledgeAsked | None:
         return None
     phrase = m.group(0)
     return KnowledgeAsked(q, phrase, m.group(2).split()[-1].lower(), m.end())
+
+
+def _number(s: str) -> str | None:
+    """The first number of a cleaned answer, in digits ("3", "2.5"; "three" -> "3"), or None."""
+    m = re.search(r"\d+(?:\.\d+)?", s)
+    if m:
+        return m.group(0)
+    for phrase, n in sorted(_NUMBER_WORDS.items(), key=lambda kv: -len(kv[0])):
+        if re.search(rf"\b{re.escape(phrase)}\b", s):
+            return str(n)
+    return None
 
 
 def best_typed(candidates: Sequence[Any], spec: AnswerSpec) -> str | None:

@@ -313,6 +313,22 @@ def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(too
         assert not script.calls("knowledge") and len(script.calls("describe")) == 1
 
 
+def test_a_count_of_a_thing_no_tool_can_look_for_starts_at_one(toolbox_with_llm, photo):
+    # "how many" presumes the thing; with no tool able to look for it, nothing supports a 0 from the findings
+    from hydra_vr.api import bind_toolbox
+
+    Patch = bind_toolbox(toolbox_with_llm)
+    script = Script(describe=[ans("3")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    assert Patch(str(photo("coffee"))).simple_query("How many sugar cubes are on the saucer?") == "3"
+    assert script.calls("describe")[0].json_schema["properties"]["answer"]["minimum"] == 1
+    # a thing the detector looks for may be counted 0 (its miss is a search, as for a program's find())
+    script = Script(describe=[ans("0")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    assert Patch(str(photo("coffee"))).simple_query("How many dogs are under the table?") == "0"
+    assert script.calls("describe")[0].json_schema["properties"]["answer"]["minimum"] == 0
+
+
 def test_a_city_that_is_a_word_of_a_tool_label_is_reasked(toolbox_with_llm, photo):
     # the bus photo's classifier guesses "police van"; "police" and "van" are towns, but echoed labels here
     from hydra_vr.api import bind_toolbox

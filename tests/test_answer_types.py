@@ -362,3 +362,12 @@ def test_a_negated_presence_answer_against_the_programs_find_is_refused(answer, 
 )
 def test_a_negated_presence_answer_stands_where_no_find_settles_it(answer, question, finds):
     assert against_search(answer, asked_presence(question), finds) is None
+
+
+def test_a_count_spec_with_a_least_refuses_what_is_under_it():
+    import dataclasses
+
+    spec = dataclasses.replace(AnswerSpec("number"), least=1)
+    assert spec.coerce("0") is None and spec.coerce("none") is None and spec.coerce("four") == "4"
+    assert "under 1" in spec.check("zero") and spec.json_schema()["properties"]["answer"]["minimum"] == 1
+    assert AnswerSpec("number").coerce("zero") == "0"  # by default a 0 is a count like any other

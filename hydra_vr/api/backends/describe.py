@@ -264,12 +264,14 @@ class DescribeVQA:
         shapes, shape_boxes = self._shapes(image, question)
         rows = _rows(question, shape_boxes or [o["box"] for o in relevant], "shapes" if shape_boxes else "objects")
         search = self._search(image, question)
+        counted = self._count_search(image, question) if kind == "number" else None
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
                 "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question,
                 "classified": [(ls.label, ls.score) for ls in classified],  # not shown: what _thing_name reads
-                "read": regions}  # not shown: the OCR lines a reading answer is put back into (``_as_written``)
+                "read": regions,  # not shown: the OCR lines a reading answer is put back into (``_as_written``)
+                "counted": counted}  # not shown: whether a count may be 0 (``_count_search``)
 
     def _category(self, image: Image.Image, question: str, findings: dict) -> tuple[str, str] | None:
         """(name, evidence) for a question that asks which kind of a category ("What insect is on the leaf?"),
@@ -326,6 +328,17 @@ class DescribeVQA:
             return None
         found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
         return {"name": asked.thing, "count": len(dets), "found": found, "negated": asked.negated, "where": asked.where}
+
+    def _count_search(self, image: Image.Image, question: str) -> dict | None:
+        """For a count question, find()'s search for what it counts (the frame's ``count``): how many came back and
+        whether any tool could look for it (``unsearchable``: a 0 from the LLM would rest on nothing, as the
+        ``unfounded_negative`` check says of a program's). None without a frame or a counted thing."""
+        frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
+        if frame is None or not frame.count:
+            return None
+        name = " ".join(frame.count)
+        dets, meta = self.ctx.toolbox.look_for(image, name)
+        return {"name": name, "count": len(dets), "searchable": not meta.get("unsearchable")}
 
     def _worn(self, image: Image.Image, question: str, kind: str, people: list,
               found_faces: Callable[[], list[list[float]]]) -> dict | None:
@@ -436,6 +449,8 @@ class DescribeVQA:
                               spec, max_tokens=self.max_tokens, retries=self.retries)
             if reply.answer is not None:
                 return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
+        if findings["counted"] is not None and not findings["counted"]["searchable"]:
+            spec = dataclasses.replace(spec, least=1)  # "how many" presumes the thing; no tool could look for it
         if spec.kind == "color" and (seen := _colors_seen(findings)):
             spec = dataclasses.replace(spec, options=seen)  # from the findings, not from knowledge: what was measured
         elif (spec.kind == "choice" and spec.options and all(color_ops.is_color_name(o) for o in spec.options)
