@@ -184,6 +184,11 @@ def counted_thing(question: str) -> Counted | None:
     if len(words) < 3 or words[:2] != ["how", "many"]:
         return None
     phrase = tuple(itertools.takewhile(lambda w: w not in _COUNT_PHRASE_END, words[2:]))
+    # "how many towers stand around ...": after a plural noun, a word that can be a verb is the verb (a compound
+    # noun's modifier is singular: "bus stops", "wine glasses")
+    cut = next((i for i in range(1, len(phrase)) if wn.singular(phrase[i - 1]) != phrase[i - 1] and wn.is_verb(phrase[i])
+                and not phrase[i].endswith("s")), len(phrase))
+    phrase = phrase[:cut]
     if not phrase:
         return None
     rest = tuple(_stem(w) for w in words[2 + len(phrase):] if w not in _FUNCTION_WORDS and w not in _COUNT_PHRASE_END)

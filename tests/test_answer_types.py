@@ -371,3 +371,15 @@ def test_a_count_spec_with_a_least_refuses_what_is_under_it():
     assert spec.coerce("0") is None and spec.coerce("none") is None and spec.coerce("four") == "4"
     assert "under 1" in spec.check("zero") and spec.json_schema()["properties"]["answer"]["minimum"] == 1
     assert AnswerSpec("number").coerce("zero") == "0"  # by default a 0 is a count like any other
+
+
+@pytest.mark.parametrize("question, what", [
+    ("How many geese swim near the dock?", ("geese",)),        # a verb after a plural noun ends the phrase
+    ("How many kites fly above the beach?", ("kite",)),
+    ("How many coffee mugs hang on the rack?", ("coffee", "mug")),  # a compound noun's singular modifier stays
+    ("How many bus stops are on this street?", ("bus", "stop")),
+])
+def test_the_counted_phrase_ends_at_its_verb(question, what):
+    from hydra_vr.answer_types import counted_thing
+
+    assert counted_thing(question).what == what
