@@ -382,6 +382,8 @@ class AnswerSpec:
             prop: dict[str, Any] = {"type": "string", "enum": list(self.options)}
         elif self.kind == "number":
             prop = {"type": "integer", "minimum": self.least}
+            if self.least:  # llama.cpp's schema grammar drops "minimum": the counts themselves, as an enum
+                prop["enum"] = list(range(self.least, 100))
         elif self.kind == "color":
             prop = {"type": "string", "enum": list(self.options) or sorted(set(COLOR_WORDS) - {"grey", "golden", "blonde"})}
         elif self.names == "country":  # 249 names: a grammar llama.cpp builds at once (GeoNames' 6k cities: only checked)

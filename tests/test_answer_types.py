@@ -366,10 +366,15 @@ def test_a_negated_presence_answer_stands_where_no_find_settles_it(answer, quest
 
 def test_a_count_spec_with_a_least_refuses_what_is_under_it():
     import dataclasses
+    import json
 
     spec = dataclasses.replace(AnswerSpec("number"), least=1)
     assert spec.coerce("0") is None and spec.coerce("none") is None and spec.coerce("four") == "4"
     assert "under 1" in spec.check("zero") and spec.json_schema()["properties"]["answer"]["minimum"] == 1
+    assert 0 not in spec.json_schema()["properties"]["answer"]["enum"]  # a grammar that ignores "minimum" keeps it too
+    from llama_cpp.llama_grammar import json_schema_to_gbnf  # the embedded backend's own converter
+
+    assert "\"0\"" not in json_schema_to_gbnf(json.dumps(spec.json_schema()))
     assert AnswerSpec("number").coerce("zero") == "0"  # by default a 0 is a count like any other
 
 
