@@ -305,9 +305,10 @@ def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(too
     assert script.messages("knowledge")[0][-1].content.startswith("What is this kind of tie usually worn with? (This kind of tie is a Windsor tie.)")
     # no confident name (the rocket's first label is missile at 0.30; the chelsea photo's cat and dog score
     # 0.40 each), or a question about the pixels: the findings
-    for image, question in [("rocket", "Which company manufactures this rocket?"), ("chelsea", "What food does this animal usually eat?"),
-                            ("coffee", "What color is this drink?")]:
-        script = Script(describe=[ans("red")])
+    for image, question, reply in [("rocket", "Which company manufactures this rocket?", "boeing"),
+                                   ("chelsea", "What food does this animal usually eat?", "fish"),
+                                   ("coffee", "What color is this drink?", "red")]:
+        script = Script(describe=[ans(reply)])
         toolbox_with_llm.holder["llm"] = script.chat
         Patch(str(photo(image))).simple_query(question)
         assert not script.calls("knowledge") and len(script.calls("describe")) == 1
@@ -339,6 +340,18 @@ def test_a_city_that_is_a_word_of_a_tool_label_is_reasked(toolbox_with_llm, phot
     assert Patch(str(photo("bus"))).simple_query("In which city was this picture taken?") == "madrid"
     retry = script.messages("describe")[1][-1].content
     assert "'van' is a word of what the tools named" in retry and "best guesses" in retry
+
+
+def test_an_answer_of_another_category_is_reasked_by_the_backend_itself(toolbox_with_llm, photo):
+    # "which animal?" -> "cup" is no kind of it: re-asked here for guesses, so the whole-image last resort
+    # does not return the same refused answer
+    from hydra_vr.api import bind_toolbox
+
+    script = Script(describe=[ans("cup"), json.dumps({"guesses": ["spoon", "bee", "saucer"]})])
+    toolbox_with_llm.holder["llm"] = script.chat
+    Patch = bind_toolbox(toolbox_with_llm)
+    assert Patch(str(photo("coffee"))).simple_query("Which animal is on the saucer?") == "bee"
+    assert "'cup' is not a kind of animal" in script.messages("describe")[1][-1].content
 
 
 def test_vipergpt_negated_presence_answer_against_the_programs_own_find_is_refused(toolbox_with_llm, sandbox, photo):

@@ -343,24 +343,11 @@ def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str)
 
 
 def _off_category(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
-    """An answer to "which <category>?" that names no kind of the category, where the category is a kind of thing
-    a photo shows (``lexicon.names_things``: "what utensil" -> cup is refused, "what language" is not judged).
-    The whole answer, else its last word, is looked up in WordNet; a name WordNet does not know is left alone."""
+    """An answer to "which <category>?" that names no kind of the category (``QuestionFrame.off_category``: "what
+    utensil" -> cup is refused, "what language" is not judged)."""
     assert frame is not None
-    category = frame.category
-    if category is None or not wn.names_things(category):
-        return None
-    name = _answer_noun(answer)
-    if name is None or wn.could_be_a(name, category):
-        return None
-    return (f"{answer!r} is not a kind of {category} (WordNet); the question asks which {category}: name the "
-            f"{category} the tools see (classify or ask simple_query about it)")
-
-
-def _answer_noun(answer: str) -> str | None:
-    """The noun an answer names, looked up in WordNet: the whole answer, else its last word; None if neither is one."""
-    words = re.findall(r"[a-z]+", answer.lower())
-    return next((n for n in dict.fromkeys([" ".join(words), *words[-1:]]) if n and wn.is_noun(n)), None)
+    why = frame.off_category(answer)
+    return why and f"{why}: name the {frame.category} the tools see (classify or ask simple_query about it)"
 
 
 def _restated_subject(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
@@ -371,7 +358,7 @@ def _restated_subject(ev: Evidence, frame: QuestionFrame | None, answer: str) ->
     assert frame is not None
     if frame.category is not None or frame.action is None or not frame.subject:
         return None
-    head, name = frame.subject.split()[-1], _answer_noun(answer)
+    head, name = frame.subject.split()[-1], wn.answer_noun(answer)
     if name is None or not (wn.singular(name) == wn.singular(head) or wn.word_is_a(name, head)):
         return None
     return f"{answer!r} only names the {frame.subject} the question is about; the question asks something about it"

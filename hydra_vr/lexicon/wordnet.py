@@ -244,6 +244,12 @@ def main_sense(word: str) -> Any:
     return max(senses, key=lambda s: (_lemma_count(s, word), -senses.index(s)))
 
 
+def answer_noun(answer: str) -> str | None:
+    """The noun an answer names, looked up in WordNet: the whole answer, else its last word; None if neither is one."""
+    words = re.findall(r"[a-z]+", answer.lower())
+    return next((n for n in dict.fromkeys([" ".join(words), *words[-1:]]) if n and is_noun(n)), None)
+
+
 # What a word before "of" can name instead of a thing of its own: "a herd of cows", "the inside of the cup",
 # "this kind of ball", "a slice of pizza".
 PARTITIVE_KINDS = ("group", "part", "region", "category")

@@ -111,6 +111,17 @@ class QuestionFrame:
     def kind(self) -> str:
         return self.answer.kind
 
+    def off_category(self, answer: str) -> str | None:
+        """Why ``answer`` names no kind of the category asked for ("which utensil?" -> "cup"), or None. Judged where the
+        category is a kind of thing a photo shows (``wordnet.names_things``: not "what language"); the whole answer,
+        else its last word, is looked up in WordNet, and a name it does not know is left alone."""
+        if self.category is None or not wn.names_things(self.category):
+            return None
+        name = wn.answer_noun(answer)
+        if name is None or wn.could_be_a(name, self.category):
+            return None
+        return f"{answer!r} is not a kind of {self.category} (WordNet); the question asks which {self.category}"
+
     def summary(self) -> dict[str, object]:
         """The fields that are set, for printing and traces."""
         out: dict[str, object] = {"kind": self.kind}

@@ -456,8 +456,13 @@ class DescribeVQA:
         elif (spec.kind == "choice" and spec.options and all(color_ops.is_color_name(o) for o in spec.options)
               and (kept := _measured_options(spec.options, _colors_seen(findings)))):
             spec = dataclasses.replace(spec, options=kept)  # "green or yellow?" of a thing measured yellow: not green
+        # the answer checks that need no tool calls, the frame's own: "which utensil?" -> "cup" is re-asked here, not
+        # refused after the fact and asked again of this same backend by the last resort
+        frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
+        refusals = [r for r in (_echoed_label(findings, spec), getattr(frame, "off_category", None)) if r is not None]
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
-                          max_tokens=self.max_tokens, retries=self.retries, refuse=_echoed_label(findings, spec))
+                          max_tokens=self.max_tokens, retries=self.retries,
+                          refuse=(lambda a: next((why for r in refusals if (why := r(a))), None)) if refusals else None)
         written = _as_written(reply.answer, findings["read"]) if reply.answer is not None and asks_to_read(question) else None
         if written is not None:
             return Answer(text=written, source="describe:ocr", evidence=f"{user}\nAnswered {reply.answer!r}: as read, {written!r}")
