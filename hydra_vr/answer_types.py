@@ -744,7 +744,7 @@ def asked_knowledge(question: str) -> KnowledgeAsked | None:
     if (k and k.group(3).lower() not in _FUNCTION_WORDS and not re.search(_AFTER_THING, k.group(3).lower())
             and wn.partitive(k.group(2).lower(), ("category", "part", "group"))):
         return KnowledgeAsked(q, k.group(0), k.group(3).split()[-1].lower(), k.end())
-    m = re.search(r"\b(this|these)\s+((?:[a-z]+\s+){0,2}?[a-z]+)(?=\s+(?:" + _AFTER_THING + r")|\s*[?.!]|\s*$)", q, re.I)
+    m = re.search(r"\b(this|these)\s+((?:[a-z]+\s+){0,2}?[a-z]+)" + ahead, q, re.I)
     if not m or m.group(2).lower() in _FUNCTION_WORDS or re.search(_AFTER_THING, m.group(2).lower()):
         return None
     phrase = m.group(0)
