@@ -30,6 +30,10 @@ def phrase_end(words: Sequence[str], start: int = 0) -> int:
     """The index of the first :data:`PHRASE_CUT` word of ``words`` from ``start`` on; ``len(words)`` if none."""
     return next((i for i in range(start, len(words)) if words[i] in PHRASE_CUT), len(words))
 
+
+# Words before a noun phrase that name nothing ("a herd of the cows", "this kind of some fruit").
+ARTICLES = frozenset({"a", "an", "the", "some"})
+
 # The WordNet senses of the photo a question is asked about ("the left side of the picture", "is the shot blurry?").
 _PHOTO_SENSES = ("photograph.n.01", "picture.n.01", "snapshot.n.01")
 
@@ -63,5 +67,5 @@ FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), k
 BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
 
 
-__all__ = ["BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "PHRASE_CUT", "REGION_NOUNS", "one_of",
+__all__ = ["ARTICLES", "BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "PHRASE_CUT", "REGION_NOUNS", "one_of",
            "phrase_end", "photo_nouns"]

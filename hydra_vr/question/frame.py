@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from hydra_vr import answer_types as at
 from hydra_vr.asked import FocusAsked, PlaceAsked
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.lexicon.words import BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, REGION_NOUNS, photo_nouns
+from hydra_vr.lexicon.words import ARTICLES, BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, REGION_NOUNS, photo_nouns
 
 # Words that ask which kind ("what kind of bird"): the noun after "of" is the category.
 _KIND_WORDS = ("kind", "type", "sort", "species", "breed", "variety", "make", "model", "brand")
@@ -240,7 +240,7 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
     words: list[str] = []
     for i, w in enumerate(tail[:4]):
         if w == "of" and words and wn.partitive(words[-1], _OF_NAMES_WHAT_FOLLOWS):
-            return _noun_phrase([x for x in tail[i + 1:] if x not in ("a", "an", "the", "some")]) or " ".join(words)
+            return _noun_phrase([x for x in tail[i + 1:] if x not in ARTICLES]) or " ".join(words)
         if w in _STOP or not (wn.is_noun(w) or wn.is_adjective(w)):
             break
         if words and _progressive(w):

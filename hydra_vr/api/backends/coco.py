@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
-from hydra_vr.lexicon.words import phrase_end
+from hydra_vr.lexicon.words import ARTICLES, phrase_end
 
 COCO_CLASSES = (
     "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic light",
@@ -216,7 +216,7 @@ class CocoNameMapper:
         cut = phrase_end(words, 1)
         phrases = [words[:cut]]
         if cut < len(words) and words[cut] == "of" and wn.partitive(words[cut - 1]):
-            rest = [w for w in words[cut + 1:] if w not in ("a", "an", "the", "some")]
+            rest = [w for w in words[cut + 1:] if w not in ARTICLES]
             phrases.append(rest[:phrase_end(rest, 1)])
         for own in phrases:
             if hit := self._head(name, own, whole=own == words):

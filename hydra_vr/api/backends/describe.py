@@ -16,6 +16,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from PIL import Image
 
@@ -278,7 +279,7 @@ class DescribeVQA:
         where the classifier's labels that are kinds of it (WordNet) hold ``category_score`` of the image, named
         at the level asked (``imagenet.category_names``: ringlet and monarch are "butterfly"); else None. The
         detector's classes and the LLM's guess otherwise stand in for what the classifier saw."""
-        category = self.ctx.read_question(question).category if self.ctx.read_question is not None else None
+        category = frame.category if (frame := self._frame(question)) is not None else None
         tb = self.ctx.toolbox
         if category is None or tb is None or not tb.has("classifier"):
             return None
@@ -329,11 +330,15 @@ class DescribeVQA:
         found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
         return {"name": asked.thing, "count": len(dets), "found": found, "negated": asked.negated, "where": asked.where}
 
+    def _frame(self, question: str) -> Any:
+        """The question's frame, where the context reads questions (``ToolContext.read_question``); else None."""
+        return self.ctx.read_question(question) if self.ctx.read_question is not None else None
+
     def _count_search(self, image: Image.Image, question: str) -> dict | None:
         """For a count question, find()'s search for what it counts (the frame's ``count``): how many came back and
         whether any tool could look for it (``unsearchable``: a 0 from the LLM would rest on nothing, as the
         ``unfounded_negative`` check says of a program's). None without a frame or a counted thing."""
-        frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
+        frame = self._frame(question)
         if frame is None or not frame.count:
             return None
         name = " ".join(frame.count)
@@ -458,7 +463,7 @@ class DescribeVQA:
             spec = dataclasses.replace(spec, options=kept)  # "green or yellow?" of a thing measured yellow: not green
         # the answer checks that need no tool calls, the frame's own: "which utensil?" -> "cup" is re-asked here, not
         # refused after the fact and asked again of this same backend by the last resort
-        frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
+        frame = self._frame(question)
         refusals = [r for r in (_echoed_label(findings, spec), getattr(frame, "off_category", None)) if r is not None]
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
                           max_tokens=self.max_tokens, retries=self.retries,

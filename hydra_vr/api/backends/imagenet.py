@@ -45,7 +45,6 @@ _WORN_ON_PERSON = frozenset(cls.lower() for cls, (part, _) in GARMENTS.items() i
 _AMBIGUOUS = frozenset(
     {"light", "spot", "site", "rule", "nail", "hook", "knot", "wing", "chain", "switch", "bell", "tank", "chest", "top"}
 )
-# A name's head noun comes before these words: "the badge on his jacket" is a badge.
 
 
 @functools.cache
