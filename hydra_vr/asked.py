@@ -38,12 +38,4 @@ class FocusAsked:
         return dict(self.claims).get(answer)
 
 
-@dataclass(frozen=True)
-class LightAsked:
-    """A question about a photo's light: the pole each answer claims (``claims``: (answer, "day" | "night" | "clear" |
-    "overcast") pairs: "day or night?" -> each option its own; "Is it sunny?" -> yes clear, no overcast)."""
-
-    claims: tuple[tuple[str, str], ...]
-
-
-__all__ = ["FocusAsked", "LightAsked", "PlaceAsked"]
+__all__ = ["FocusAsked", "PlaceAsked"]

@@ -50,7 +50,6 @@ def test_planner_skills_come_from_the_table_plus_the_task():
 
 
 def test_textualizer_has_a_line_for_every_recorded_operation():
-    from hydra_vr.api.light import Light
     from hydra_vr.api.types import Answer, LabelScore
 
     # A typical call of each operation (args and result as the toolbox records them).
@@ -61,7 +60,6 @@ def test_textualizer_has_a_line_for_every_recorded_operation():
         "classify": ({"top_k": 1}, [LabelScore("tabby", 0.5)]), "best_image_match": ({"text": "a bus", "n": 2}, 1),
         "caption": ({}, "a bus"), "colors": ({"top_k": 3}, "red 50%"),
         "focus": ({"box": None, "background": True}, None),
-        "light": ({}, Light(brightness=0.7, top_brightness=0.8, smooth=0.9, sky_colored=0.95, blue=0.9)),
     }
     for op in (op for op in tool_operations() if op.recorded):
         args, result = typical[op.record_name]

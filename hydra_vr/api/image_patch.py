@@ -290,26 +290,6 @@ class ImagePatch:
             focus = self._tools().focus(self.original_image, None, False)
         return bool(focus is not None and focus.blurry)
 
-    def is_daytime(self) -> bool | None:
-        """Return True for a photo taken by day, False for one taken at night, None when its light does not tell
-        (a dim room, no sky along the top). Measured on the whole photo's pixels, whatever this patch is.
-        Example:
-            >>> # was the photo taken by day or at night?
-            >>> day = image_patch.is_daytime()
-            >>> answer = "day" if day else "night" if day is False else image_patch.simple_query("Was it taken by day or at night?")
-        """
-        return {"day": True, "night": False}.get(self._tools().light(self.original_image).period)
-
-    def is_sunny(self) -> bool | None:
-        """Return True when the photo's sky is clear (bright and blue along its top), None when the pixels do not tell
-        (a white or grey sky may be sunny or overcast; no sky in view). Measured on the whole photo.
-        Example:
-            >>> # is it sunny?
-            >>> sunny = image_patch.is_sunny()
-            >>> answer = "yes" if sunny else image_patch.simple_query("Is it sunny?")
-        """
-        return True if self._tools().light(self.original_image).sky == "clear" else None
-
     def crop(self, x1: float, y1: float, x2: float, y2: float) -> ImagePatch:
         """Return a sub-patch; ``x1, y1, x2, y2`` are pixels relative to this patch's top-left corner.
 

@@ -42,7 +42,6 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("read_text", ("read_text",), "read text"),
     Operation("depth", ("compute_depth",), "compare positions and depth", record="compute_depth"),
     Operation("focus", ("is_blurry",), "tell whether a patch, the background or the photo is blurry or in focus"),
-    Operation("light", ("is_daytime", "is_sunny"), "tell day from night and a clear sky from the photo's light"),
     Operation(None, ("crop", "overlaps_with")),
     Operation("llm_query", ("llm_query",), "ask a language model for world knowledge"),
     # Used by backends, helpers and strategies rather than by a patch method of their own:

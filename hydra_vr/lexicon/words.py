@@ -63,17 +63,9 @@ FOCUS_POLES = {**{w: "sharp" for w in _SHARP}, **{w: "blurry" for w in _BLURRY}}
 FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
 # Any focus word in a text, the longest first, so that "out of focus" is read whole.
 FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), key=len, reverse=True)) + r")\b")
-# Words of a photo's light (``api.light``): the time of day and the sky, each the pole it names. A question between
-# two of one pair ("day or night?", "sunny or cloudy?"), or a yes/no about the photo that names one ("Is it sunny?"),
-# asks what the light shows.
-LIGHT_POLES = {**{w: "day" for w in ("day", "daytime", "daylight", "morning", "afternoon", "noon", "midday")},
-               **{w: "night" for w in ("night", "nighttime", "evening", "dark")},
-               **{w: "clear" for w in ("sunny", "clear", "sun", "sunshine")},
-               **{w: "overcast" for w in ("cloudy", "overcast", "rainy", "rain", "raining", "foggy", "stormy")}}
-LIGHT_OPPOSITE = {"day": "night", "night": "day", "clear": "overcast", "overcast": "clear"}
 # What lies behind the subject: a question about these asks about the photo's background.
 BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
 
 
-__all__ = ["ARTICLES", "BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "LIGHT_OPPOSITE", "LIGHT_POLES", "PHRASE_CUT", "REGION_NOUNS", "one_of",
+__all__ = ["ARTICLES", "BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "PHRASE_CUT", "REGION_NOUNS", "one_of",
            "phrase_end", "photo_nouns"]

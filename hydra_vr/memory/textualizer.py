@@ -22,7 +22,6 @@ TEMPLATES = {
     "depth": "compute_depth of the patch at {box}: {value:.2f} (larger = farther)",
     "focus": "is_blurry of {region}: {verdict} (fine detail {share:.0%} of the photo's sharpest part, whose edge energy is {detail:.1f})",
     "focus_none": "is_blurry of {region}: too little detail to measure",
-    "light": "light of the whole photo: {verdict} ({measures})",
     "llm_query": "llm_query({question!r}): {answer!r}",
     "best_text_match": "best_text_match({options}): {best!r}",
     "read_text": "read_text: {texts}",
@@ -84,9 +83,6 @@ def textualize_call(call: ToolCallRecord) -> str:
             return TEMPLATES["focus_none"].format(region=region)
         return TEMPLATES["focus"].format(region=region, verdict="blurry" if r.blurry else "sharp", share=r.share,
                                          detail=r.photo_detail or 0.0)
-    if call.tool == "light":
-        said = [w for w in (r.period, r.sky and f"{r.sky} sky") if w]
-        return TEMPLATES["light"].format(verdict=", ".join(said) or "neither day nor night is clear", measures=r.describe())
     if call.tool == "llm_query":
         return TEMPLATES["llm_query"].format(question=a["question"], answer=str(r)[:200])
     if call.tool == "best_text_match":

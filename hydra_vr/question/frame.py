@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hydra_vr import answer_types as at
-from hydra_vr.asked import FocusAsked, LightAsked, PlaceAsked
+from hydra_vr.asked import FocusAsked, PlaceAsked
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.lexicon.words import (ARTICLES, BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, LIGHT_OPPOSITE,
-                                   LIGHT_POLES, REGION_NOUNS, photo_nouns)
+from hydra_vr.lexicon.words import ARTICLES, BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, REGION_NOUNS, photo_nouns
 
 # Words that ask which kind ("what kind of bird"): the noun after "of" is the category.
 _KIND_WORDS = ("kind", "type", "sort", "species", "breed", "variety", "make", "model", "brand")
@@ -63,32 +62,6 @@ def asked_focus(text: str, spec: at.AnswerSpec) -> FocusAsked | None:
     return FocusAsked(region, claims)
 
 
-def asked_light(text: str, spec: at.AnswerSpec, subject: str | None) -> LightAsked | None:
-    """The :class:`LightAsked` of a choice between the two poles of the time of day or of the sky ("day or night?",
-    "sunny or cloudy?"), or of a yes/no about the photo, the weather or the sky (``subject``: none, or one of those)
-    that names one pole ("Is it sunny?", "Was the picture taken at night?"); None otherwise, and for a negated yes/no."""
-    if spec.kind == "choice":
-        claims = tuple((o, LIGHT_POLES.get(o)) for o in spec.options)
-        poles = {p for _, p in claims}
-        return LightAsked(claims) if poles in ({"day", "night"}, {"clear", "overcast"}) else None  # type: ignore[arg-type]
-    if spec.kind != "yesno" or _NEGATION.search(text.lower()):
-        return None
-    named = [w for w in (subject or "").split() if w not in LIGHT_POLES]  # "sky clear": the sky
-    if named and not set(named) & (_LIGHT_SUBJECTS | photo_nouns()):
-        return None  # "Is the room dark?", "Is the water clear?": a thing's look, not the photo's light
-    poles = {LIGHT_POLES[w] for w in _words(text) if w in LIGHT_POLES}
-    sky = poles & {"clear", "overcast"}
-    poles = sky or poles  # "Is it a sunny day?" asks about the sky
-    if len(poles) != 1:
-        return None
-    pole = poles.pop()
-    return LightAsked((("yes", pole), ("no", LIGHT_OPPOSITE[pole])))
-
-
-# what a yes/no about the light is asked of, besides the photo's own nouns
-_LIGHT_SUBJECTS = frozenset({"weather", "sky", "day", "night", "time", "outside", "outdoors", "daytime", "nighttime"})
-
-
 # the words of "Is this photo blurry?" besides the photo's own noun: what is left names no thing
 _FOCUS_FRAME = frozenset({"is", "are", "was", "the", "this", "that", "a", "an", "it", "or", "whole", "entire", "image's",
                           "overall", "very", "quite", "too", "at", "all", "taken", "shot"})
@@ -113,7 +86,6 @@ class QuestionFrame:
     - ``presence``: what a presence question looks for and whether it is negated.
     - ``place``: the options of a place question ("left or right of the photo").
     - ``focus``: what a question about focus asks of which region ("Is the background blurry?").
-    - ``light``: what a question about the photo's light asks ("Was it taken by day or at night?", "Is it sunny?").
     - ``knowledge``: a question about what is known of "this <thing>".
     - ``reading``: the question asks for text read off the image.
     - ``reason``: the question asks why (a cause or a purpose is the answer).
@@ -132,7 +104,6 @@ class QuestionFrame:
     presence: at.Presence | None = None
     place: PlaceAsked | None = None
     focus: FocusAsked | None = None
-    light: LightAsked | None = None
     knowledge: at.KnowledgeAsked | None = None
     reading: bool = False
     reason: bool = False
@@ -169,8 +140,6 @@ class QuestionFrame:
             out["place"] = {"thing": self.place.thing, "options": list(self.place.options), "reference": self.place.reference}
         if self.focus:
             out["focus"] = {"region": self.focus.region, "claims": dict(self.focus.claims)}
-        if self.light:
-            out["light"] = dict(self.light.claims)
         if self.knowledge:
             out["knowledge"] = {"thing": self.knowledge.phrase, "head": self.knowledge.head}
         return out
@@ -369,7 +338,6 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         presence=presence,
         place=place,
         focus=asked_focus(text, spec),
-        light=asked_light(text, spec, subject),
         knowledge=knowledge,
         reading=at.asks_to_read(text),
         reason=bool(_REASON.search(low)),
