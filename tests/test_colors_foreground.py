@@ -173,38 +173,3 @@ def test_a_coloured_name_no_tool_knows_is_looked_for_as_regions_of_its_colour(em
     none, meta = embedded_toolbox.look_for(img, "green sticker")
     assert none == [] and meta["measured"]  # no green pixels: an empty search over every pixel is evidence
     assert embedded_toolbox.look_for(img, "sticker")[1].get("unsearchable")  # no colour: nothing to stand in
-
-
-def test_minor_colours_are_those_inside_a_box_besides_its_own_and_its_surroundings() -> None:
-    # a grey thing on white with a small orange patch inside: orange is the only minor colour
-    img = Image.new("RGB", (120, 120), (250, 250, 250))
-    draw = ImageDraw.Draw(img)
-    draw.rectangle((20, 20, 100, 100), fill=(120, 120, 120))
-    draw.rectangle((50, 50, 56, 56), fill=(240, 140, 20))
-    minor = color_ops.minor_colors(img, main=["gray"])
-    assert [c.name for c in minor] == ["orange"] and 0.003 < minor[0].fraction < 0.01
-    assert color_ops.minor_colors(img, main=["gray", "orange"]) == []
-
-
-def test_a_part_no_tool_locates_is_not_given_its_owners_colours_alone(embedded_toolbox, photo) -> None:
-    from hydra_vr.api.backends.describe import DescribeVQA, _colors_seen
-    from hydra_vr.api.tools import ToolContext
-    from hydra_vr.prompts import render_prompt
-    from hydra_vr.question import parse
-
-    d = DescribeVQA(ToolContext(toolbox=embedded_toolbox, llm=None, read_question=parse))
-    bus = Image.open(photo("bus")).convert("RGB")
-    findings = d.describe(bus, "What colour is the bus's door?")
-    owner = next(o for o in findings["relevant"] if o["label"] == "bus")
-    part = owner["part"]
-    assert part["name"] == "door" and part["colors"]
-    main = {c.rsplit(" ", 1)[0] for c in owner["colors"]}
-    assert not main & {c.rsplit(" ", 1)[0] for c in part["colors"]}  # the others, not the bus's own again
-    seen = set(_colors_seen(findings))
-    assert main <= seen and {c.rsplit(" ", 1)[0] for c in part["colors"]} <= seen  # any of them may be the door's
-    text = render_prompt("vqa_describe_user", **findings, expected="a colour")
-    assert "The door asked about: a part of it no tool locates" in text
-    # the bus itself asked about: its own colours only
-    whole = d.describe(bus, "What colour is the bus?")
-    assert not any(o.get("part") for o in whole["relevant"])
-    assert "blue" in _colors_seen(whole)

@@ -83,25 +83,3 @@ def test_a_category_question_is_about_the_kind_it_asks_for() -> None:
     frame = parse("Which parrot is sitting on the railing?")
     assert (frame.category, frame.subject) == ("parrot", "parrot")
     assert parse("What colour is the mug on the shelf?").subject == "mug"  # no category: the first noun phrase
-
-
-@pytest.mark.parametrize(("question", "subject", "owner"), [
-    ("What colour is the horse's mane?", "mane", "horse"),
-    ("What colour is the mane of the horse?", "mane", "horse"),
-    ("What colour is the tall giraffe's neck?", "neck", "tall giraffe"),
-    ("Is the cat's mouth open?", "mouth", "cat"),                     # not "mouth open"
-    ("What colour is the lid of the red pot?", "lid", "red pot"),
-    ("What colour are the boys' caps?", "caps", "boys"),
-    ("What colour is the stack of plates?", "stack", None),           # a group of a plural: one thing
-    ("What colour is her scarf?", None, None),                        # a pronoun names no owner
-    ("What sort of fish is this?", "fish", None),                     # a kind word, not an owner
-])
-def test_the_owner_of_the_thing_asked_about(question: str, subject: str | None, owner: str | None) -> None:
-    frame = parse(question)
-    assert (frame.subject, frame.owner) == (subject, owner)
-
-
-def test_a_noun_after_an_article_is_no_action() -> None:
-    # "landing" names a place after "the": the question asks a colour, not what the railing does
-    assert parse("What colour is the railing of the landing?").action is None
-    assert parse("What is the girl on the swing eating?").action == "eating"

@@ -19,7 +19,6 @@ portrait cut by the image frame) loses that colour to the background.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,7 +159,9 @@ class ColorReading:
 
 
 def _thumbnail(image: Image.Image) -> np.ndarray:
-    return np.asarray(_resized(image, _THUMB_SIDE))
+    img = image.convert("RGB")
+    img.thumbnail((_THUMB_SIDE, _THUMB_SIDE))
+    return np.asarray(img)
 
 
 def _center_weights(hgt: int, wid: int) -> np.ndarray:
@@ -269,30 +270,6 @@ def standout_colors(image: Image.Image, top_k: int = 3, min_share: float = 0.002
     totals = np.bincount(names[standout], minlength=len(BASE_COLORS)) / standout.sum()
     ranked = sorted(range(len(BASE_COLORS)), key=lambda i: totals[i], reverse=True)[:top_k]
     return [ColorShare(BASE_COLORS[i], float(totals[i]), _REF_RGB[BASE_COLORS[i]]) for i in ranked if totals[i] > 0]
-
-
-_PART_SIDE = 192  # a part's few pixels (an eye) vanish at the 96-pixel side the main colours are read at
-
-
-def minor_colors(image: Image.Image, main: Iterable[str], top_k: int = 4, min_share: float = 0.003) -> list[ColorShare]:
-    """Colours inside an object's box crop besides ``main`` (its own main colours) and the box border's main
-    colours (the background around it), each with at least ``min_share`` of the box, largest first: where a small
-    part of the object (an eye, a tongue, a lamp) lies inside its box, the part's colour is among these."""
-    rgb = np.asarray(_resized(image, _PART_SIDE))
-    names = pixel_names(rgb)
-    border = _border(*names.shape)
-    around = np.bincount(names[border], minlength=len(BASE_COLORS)) / max(int(border.sum()), 1)
-    skip = {BASE_COLORS.index(c) for c in main if c in BASE_COLORS} | set(np.flatnonzero(around >= 0.25).tolist())
-    totals = np.bincount(names[~border], minlength=len(BASE_COLORS)) / max(int((~border).sum()), 1)
-    ranked = sorted((i for i in range(len(BASE_COLORS)) if i not in skip and totals[i] >= min_share),
-                    key=lambda i: totals[i], reverse=True)[:top_k]
-    return [ColorShare(BASE_COLORS[i], float(totals[i]), _REF_RGB[BASE_COLORS[i]]) for i in ranked]
-
-
-def _resized(image: Image.Image, side: int) -> Image.Image:
-    img = image.convert("RGB")
-    img.thumbnail((side, side))
-    return img
 
 
 def dominant_colors(image: Image.Image, top_k: int = 3, *, foreground: bool = False) -> list[ColorShare]:

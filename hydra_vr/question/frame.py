@@ -75,8 +75,6 @@ class QuestionFrame:
     - ``category``: the kind of thing asked for, a WordNet noun ("which animal is grazing?" -> "animal");
       an answer names a kind of it.
     - ``subject``: the thing asked about, where the question names one ("kettle" of "What colour is the kettle on the stove?").
-    - ``owner``: the thing the subject belongs to, where the question says so ("dog" of "the dog's tongue" and of
-      "the tongue of the dog"): the subject may be a part of it that no tool finds on its own.
     - ``action``: the verb a question asks about its subject's doing ("holding" of "What is the man holding?",
       "sleep" of "Where does this parrot sleep?"), so naming the subject does not answer it; None for a question
       of what the subject is or is called ("What is the blue shape?", "What is the flower called?").
@@ -96,7 +94,6 @@ class QuestionFrame:
     answer: at.AnswerSpec
     category: str | None = None
     subject: str | None = None
-    owner: str | None = None
     action: str | None = None
     count: tuple[str, ...] | None = None
     count_colours: tuple[str, ...] = ()
@@ -130,7 +127,7 @@ class QuestionFrame:
         out: dict[str, object] = {"kind": self.kind}
         if self.answer.options:
             out["options"] = list(self.answer.options)
-        for name in ("category", "subject", "owner", "action", "count", "count_colours", "reading", "reason", "negated", "relations"):
+        for name in ("category", "subject", "action", "count", "count_colours", "reading", "reason", "negated", "relations"):
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value
@@ -215,9 +212,9 @@ def _action(low: str, subject: str | None) -> str | None:
         return None
     tail = words[words.index(head) + 1:]
     do_question = bool(_DO & set(words[:2]))
-    for prev, w in zip([head, *tail], tail):
-        if (w in _STOP and w not in ("doing", "holding", "wearing")) or prev in _DETERMINERS:
-            continue  # after an article a word is a noun: "the columns of the building"
+    for w in tail:
+        if w in _STOP and w not in ("doing", "holding", "wearing"):
+            continue
         if (do_question and wn.is_verb(w) and not wn.is_adjective(w)) or _progressive(w):
             return w
     return None
@@ -254,49 +251,6 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
     return " ".join(words) or None
 
 
-def _possession(question: str) -> tuple[str, str] | None:
-    """(thing, owner) where the question's first noun phrase says whose it is: "the dog's tongue", "the tongue of the
-    dog" -> ("tongue", "dog"). Not after a word for a kind ("this kind of ball"), nor a group of a plural ("the row of
-    seats" is one thing); None for a pronoun's ("his shirt": no owner named) and where nothing is said."""
-    words = _words(question)
-    for i, w in enumerate(words):
-        if w in _DETERMINERS:
-            tail = words[i + 1:]
-            break
-    else:
-        return None
-    for j, w in enumerate(tail[:3]):  # "the (big black) dog's tongue"
-        if w.endswith(("'s", "s'")) and len(w) > 2:
-            owner = _subject_phrase([*tail[:j], w[:-2] if w.endswith("'s") else w[:-1]])
-            thing = _part_phrase(tail[j + 1:])
-            return (thing, owner) if thing and owner else None
-    thing = _subject_phrase(tail)
-    if thing is None and tail[1:2] == ["of"] and wn.partitive(tail[0], ("region",)):
-        thing = tail[0]  # "the inside of the cup": a region word that is also a relation word
-    n = len(thing.split()) if thing else 0
-    if not thing or tail[:n] != thing.split() or len(tail) <= n + 1 or tail[n] != "of":
-        return None  # no "of" right after it, or the phrase was already read past a kind word ("this kind of ball")
-    after = [x for x in tail[n + 1:] if x not in ARTICLES]
-    owner = _part_phrase(after)
-    if owner is None or (wn.partitive(thing.split()[-1], ("group",)) and wn.singular(after[0]) != after[0]):
-        return None  # "a bunch of bananas": a group of them, not a part of one
-    return thing, owner
-
-
-def _part_phrase(tail: Sequence[str]) -> str | None:
-    """:func:`_subject_phrase` of what follows a possessive, ended before a word with no clear noun sense unless the
-    two make one WordNet noun: "the dog's mouth open" -> mouth, "the truck's cargo bed" -> cargo bed."""
-    words = (_subject_phrase(tail) or "").split()
-    for k in range(1, len(words)):
-        if wn.clear_noun_sense(words[k]) is None and not wn.is_noun(" ".join(words[k - 1:k + 1])):
-            words = words[:k]
-            break
-    return " ".join(words) or None
-
-
-_DETERMINERS = frozenset({"the", "this", "that", "these", "those", "a", "an"})
-
-
 _STOP = frozenset({"or", "and", "in", "on", "at", "of", "with", "is", "are", "to", "from", "for", "by", "doing", "holding",
                    "wearing", "that", "which", "who", "above", "below", "under", "behind", "near", "beside", "between",
                    "over", "across", "through", "along", "around", "against", "into", "onto", "beyond", "past", "up",
@@ -320,17 +274,13 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
     presence, place, knowledge = at.asked_presence(text), at.asked_place(text), at.asked_knowledge(text)
     # what the question is about: what it looks for, counts, places or names the kind of ("which bird ... on the
     # fence" is about the bird) before any other noun phrase
-    possession = _possession(text)
     subject = (presence.thing if presence else " ".join(count) if count else place.thing if place
-               else knowledge.head if knowledge else category if category
-               else possession[0] if possession else _subject(text))
-    owner = possession[1] if possession and possession[0] == subject else None
+               else knowledge.head if knowledge else category if category else _subject(text))
     return QuestionFrame(
         text=text,
         answer=spec,
         category=category,
         subject=subject,
-        owner=owner,
         action=_action(low, subject),
         count=count,
         count_colours=count_colours or (),

@@ -71,9 +71,7 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     named += [s.get("colors") or [] for s in findings.get("shapes") or []]
     if findings.get("background") or not any(named):
         named = [findings.get("subject_colors") or findings.get("colors") or []]
-    # a part no tool locates ("the dog's tongue"): any colour measured inside its owner's box may be it
-    parts = [o["part"]["colors"] + o["colors"] for o in findings.get("relevant") or [] if o.get("part")]
-    seen = {share.rsplit(" ", 1)[0] for shares in parts for share in shares}
+    seen = set()
     for shares in named:
         for i, share in enumerate(shares):
             name, pct = share.rsplit(" ", 1)
@@ -223,7 +221,6 @@ class DescribeVQA:
         # the colours of the body part asked about stand for the person's ("his hair"), not the whole box's
         part_colors = bool(worn) and any(p["colors"] for p in worn["people"])
         wanted = _relevant_classes(question, self._mapper)
-        part = self._unlocated_part(image, question) if kind == "color" and not worn else None
         relevant, objects = [], []
         for d in dets[: self.max_objects]:
             item = {"label": d.label, "score": d.score, "box": [int(v) for v in d.box.to_list(0)]}
@@ -232,9 +229,6 @@ class DescribeVQA:
                 if len(relevant) < self.relevant_colors and not (part_colors and d.label == "person"):
                     crop = image.crop(tuple(item["box"]))
                     item["colors"] = _named(tb.colors(crop, foreground=True))
-                    if part is not None and tb.names_label(part[1], d.label) and not any(o.get("part") for o in relevant):
-                        main = [c.rsplit(" ", 1)[0] for c in item["colors"]]
-                        item["part"] = {"name": part[0], "colors": [f"{c.name} {c.fraction:.1%}" for c in color_ops.minor_colors(crop, main)]}
                 relevant.append(item)
             else:
                 objects.append(item)
@@ -339,15 +333,6 @@ class DescribeVQA:
     def _frame(self, question: str) -> Any:
         """The question's frame, where the context reads questions (``ToolContext.read_question``); else None."""
         return self.ctx.read_question(question) if self.ctx.read_question is not None else None
-
-    def _unlocated_part(self, image: Image.Image, question: str) -> tuple[str, str] | None:
-        """(part, owner's head noun) where the question asks about a thing of an owner it names ("the dog's tongue") and
-        no tool finds that thing in ``image`` on its own, so the owner's measured colours are not its colours; else None."""
-        frame = self._frame(question)
-        if frame is None or not frame.owner or not frame.subject:
-            return None
-        dets, _ = self.ctx.toolbox.look_for(image, frame.subject)
-        return None if dets else (frame.subject, frame.owner.split()[-1])
 
     def _count_search(self, image: Image.Image, question: str) -> dict | None:
         """For a count question, find()'s search for what it counts (the frame's ``count``): how many came back and
