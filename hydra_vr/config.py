@@ -26,6 +26,15 @@ class ComponentConfig(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+class TilesConfig(_Strict):
+    """find()'s detector also runs on ``grid`` x ``grid`` tiles overlapping by ``overlap`` of a tile's side
+    (``hydra_vr.api.tiles``), for images whose longer side is ``min_side`` pixels or more."""
+
+    grid: int = Field(2, ge=1, le=4)
+    overlap: float = Field(0.2, ge=0, lt=0.5)
+    min_side: int = Field(416, ge=1)
+
+
 class VisionConfig(_Strict):
     """Which backend fills each vision role. ``None`` disables an optional role."""
 
@@ -48,6 +57,10 @@ class VisionConfig(_Strict):
     # more: stricter than for a name only the classifier knows, as the detector has looked already.
     # None: a detector's miss stays a miss.
     missed_by_detector_score: float | None = Field(0.4, ge=0, le=1)
+    # find() through the detector looks at the whole image and at overlapping tiles of it, so a thing too
+    # small for the detector's input size in a large photo is still seen.
+    # None: the whole image only.
+    find_tiles: TilesConfig | None = TilesConfig()
 
 
 class LLMConfig(_Strict):

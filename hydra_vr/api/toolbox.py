@@ -26,6 +26,7 @@ from hydra_vr.api import focus as focus_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import size as size_ops
 from hydra_vr.api import text_layout
+from hydra_vr.api import tiles as tiles_ops
 from hydra_vr.api import where as where_ops
 from hydra_vr.api.properties import property_caption, property_question
 from hydra_vr.api.tools import (
@@ -199,7 +200,10 @@ class VisionToolbox:
             ]
         else:
             detector = self.backend("detector")
-            dets = detector.detect(image, [name])
+            if self.config.find_tiles is None:
+                dets = detector.detect(image, [name])
+            else:  # the whole image and its tiles: small things in a large photo
+                dets = tiles_ops.sliced_detect(lambda view: detector.detect(view, [name]), image, self.config.find_tiles)
             explain = getattr(detector, "explain", None)
             if explain is not None:
                 meta["mapping"] = explain(name)
