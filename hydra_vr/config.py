@@ -57,10 +57,10 @@ class VisionConfig(_Strict):
     # more: stricter than for a name only the classifier knows, as the detector has looked already.
     # None: a detector's miss stays a miss.
     missed_by_detector_score: float | None = Field(0.4, ge=0, le=1)
-    # find() through the detector looks at the whole image and at overlapping tiles of it, so a thing too
-    # small for the detector's input size in a large photo is still seen.
-    # None: the whole image only.
-    find_tiles: TilesConfig | None = TilesConfig()
+    # find() through the detector also looks at overlapping tiles of the image, so a thing too small for
+    # the detector's input size in a large photo is still seen ({} for the defaults of TilesConfig).
+    # None (the default, as measured it did not help every strategy): the whole image only.
+    find_tiles: TilesConfig | None = None
 
 
 class LLMConfig(_Strict):

@@ -102,9 +102,9 @@ def test_small_images_and_a_one_tile_grid_are_seen_whole_only(remembering_crops)
         assert len(detect.views) == 1
 
 
-def test_tiling_is_on_by_default_and_null_turns_it_off(tmp_path):
-    assert load_config("default").vision.find_tiles == TilesConfig()
-    assert VisionConfig(find_tiles=None).find_tiles is None
+def test_tiling_is_off_by_default_and_an_empty_mapping_turns_it_on(tmp_path):
+    assert load_config("default").vision.find_tiles is None
+    assert VisionConfig(find_tiles={}).find_tiles == TilesConfig()
     with pytest.raises(ValueError):
         TilesConfig(overlap=0.5)
 
