@@ -53,9 +53,9 @@ _ORIGINAL_CROP = Image.Image.crop
 class _Image:
     """An image whose crops remember their origin, so the fake detector can place the squares."""
 
-    def __init__(self, size: tuple[int, int], origin: tuple[int, int] = (0, 0)) -> None:
+    def __init__(self, size: tuple[int, int]) -> None:
         self.image = Image.new("RGB", size)
-        self.image.info["origin"] = origin
+        self.image.info["origin"] = (0, 0)
 
     @staticmethod
     def crop_with_origin(image: Image.Image, box: tuple[int, int, int, int]) -> Image.Image:
@@ -102,7 +102,7 @@ def test_small_images_and_a_one_tile_grid_are_seen_whole_only(remembering_crops)
         assert len(detect.views) == 1
 
 
-def test_tiling_is_off_by_default_and_an_empty_mapping_turns_it_on(tmp_path):
+def test_tiling_is_off_by_default_and_an_empty_mapping_turns_it_on():
     assert load_config("default").vision.find_tiles is None
     assert VisionConfig(find_tiles={}).find_tiles == TilesConfig()
     with pytest.raises(ValueError):
