@@ -28,11 +28,14 @@ class ComponentConfig(_Strict):
 
 class TilesConfig(_Strict):
     """find()'s detector also runs on ``grid`` x ``grid`` tiles overlapping by ``overlap`` of a tile's side
-    (``hydra_vr.api.tiles``), for images whose longer side is ``min_side`` pixels or more."""
+    (``hydra_vr.api.tiles``), for images whose longer side is ``min_side`` pixels or more. ``when``:
+    "always", or "on_miss" (tiles only when the whole image shows none of the name, so what the whole-image
+    pass already sees is never recounted on tiles)."""
 
     grid: int = Field(2, ge=1, le=4)
     overlap: float = Field(0.2, ge=0, lt=0.5)
     min_side: int = Field(416, ge=1)
+    when: Literal["always", "on_miss"] = "always"
 
 
 class VisionConfig(_Strict):

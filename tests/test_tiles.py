@@ -87,6 +87,19 @@ def test_a_thing_found_whole_and_on_tiles_is_one_thing(remembering_crops):
     assert sorted((d.box.x1, d.box.y1) for d in found) == [(150, 100), (400, 300)]
 
 
+def test_on_miss_looks_at_tiles_only_when_the_whole_image_shows_nothing(remembering_crops):
+    seen_whole, small = Box(150, 100, 350, 300), Box(900, 700, 970, 770)  # 70 px: seen on a tile only
+    cfg = TilesConfig(when="on_miss")
+    detect = _SeesLargeSquares([seen_whole, small])
+    found = tiles.sliced_detect(detect, _Image((1200, 900)).image, cfg)
+    assert [d.box for d in found] == [seen_whole] and len(detect.views) == 1  # the tiles were not looked at
+    detect = _SeesLargeSquares([small])
+    assert [d.box for d in tiles.sliced_detect(detect, _Image((1200, 900)).image, cfg)] == [small]
+    assert len(detect.views) == 1 + 4
+    always = tiles.sliced_detect(_SeesLargeSquares([seen_whole, small]), _Image((1200, 900)).image, TilesConfig())
+    assert sorted(d.box.x1 for d in always) == [150, 900]
+
+
 def test_a_find_cut_by_an_inner_seam_is_dropped(remembering_crops):
     # Too narrow to be seen whole (under 20% of 1200 px) and wider than the tiles' overlap: each tile sees
     # a part of it that ends at a seam, so nothing is added (half a thing is not a thing).
@@ -107,6 +120,8 @@ def test_tiling_is_off_by_default_and_an_empty_mapping_turns_it_on():
     assert VisionConfig(find_tiles={}).find_tiles == TilesConfig()
     with pytest.raises(ValueError):
         TilesConfig(overlap=0.5)
+    with pytest.raises(ValueError):
+        TilesConfig(when="sometimes")
 
 
 @pytest.mark.slow

@@ -60,9 +60,10 @@ def sliced_detect(detect: Callable[[Image.Image], list[Detection]], image: Image
 
     Every whole-image detection is kept; a tile's is added unless it touches an inner seam or covers
     mostly the same pixels as a kept detection of its label (so one thing is never counted twice).
+    With ``when="on_miss"`` the tiles are looked at only when the whole image gave nothing.
     """
     whole = detect(image)
-    if not applies(tiling, image.size):
+    if not applies(tiling, image.size) or (whole and tiling.when == "on_miss"):
         return whole
     found: list[Detection] = []
     for tile in tiles(tiling, image.size):
