@@ -173,3 +173,37 @@ def test_a_coloured_name_no_tool_knows_is_looked_for_as_regions_of_its_colour(em
     none, meta = embedded_toolbox.look_for(img, "green sticker")
     assert none == [] and meta["measured"]  # no green pixels: an empty search over every pixel is evidence
     assert embedded_toolbox.look_for(img, "sticker")[1].get("unsearchable")  # no colour: nothing to stand in
+
+
+def _dark_thing_cut_by_the_frame() -> Image.Image:
+    # A grey backdrop; a black thing fills the lower right and runs off the frame there, its middle streaked with a
+    # grey sheen (the backdrop's grey), its rim along the frame plain black.
+    img = Image.new("RGB", (300, 200), (100, 100, 100))
+    draw = ImageDraw.Draw(img)
+    draw.rectangle((120, 60, 299, 199), fill=(12, 12, 12))
+    for x in range(126, 270, 8):
+        draw.rectangle((x, 66, x + 4, 169), fill=(115, 115, 115))
+    return img
+
+
+def test_the_strip_along_the_photo_frame_is_the_object_not_its_background(Patch) -> None:
+    from hydra_vr.api.types import Box, frame_sides, object_crop, sides_on_frame
+
+    photo = _dark_thing_cut_by_the_frame()
+    box = Box(100, 40, 300, 200)
+    assert sides_on_frame(box, 300, 200) == (False, False, True, True)
+    assert sides_on_frame(Box(3, 0, 150, 196), 300, 200) == (True, True, False, True)  # a few px short still lies on it
+    crop = object_crop(photo, box)
+    assert frame_sides(crop) == (False, False, True, True)
+    # Read as if every side were background, the black that runs along the frame counts as backdrop: grey wins.
+    blind = color_ops.read_colors(photo.crop((100, 40, 300, 200)), foreground=True)
+    assert blind.top() != "black"
+    seen = color_ops.read_colors(crop, foreground=True)
+    assert seen.source == color_ops.FOREGROUND and seen.top() == "black" and seen.histogram["black"] > 0.55
+    # ImagePatch marks its crops the same way, so a program's patch reads black too.
+    assert Patch(photo).crop(100, 40, 300, 200).best_text_match(["gray", "black"]) == "black"
+    # A crop of that crop inside the photo: its sides lie on the frame only where the outer crop's do.
+    inner = object_crop(crop, Box(20, 20, 200, 160))
+    assert frame_sides(inner) == (False, False, True, True)
+    assert frame_sides(object_crop(crop, Box(0, 0, 100, 100))) == (False, False, False, False)
+    assert frame_sides(crop.crop((0, 0, 50, 50))) == (False, False, False, False)  # a plain crop of it: not worked out

@@ -12,8 +12,9 @@ the object's colours too. On 12 detector boxes of the sample photos, GrabCut (re
 3 iterations, 96 px) left 9 with a mask under 1% of the box (nothing to read) at 4-20 ms each;
 seeding a definite-foreground core kept masks but drew them to the box centre (faces, the surface of
 a drink). Back-projection raised the object's colour share on them at 1-2 ms per box (see
-benchmarks/bench_colors.py). Its limit: an object whose colour also fills the border strip (a
-portrait cut by the image frame) loses that colour to the background.
+benchmarks/bench_colors.py). A side of the box that lies on the photo's frame cuts the object (a
+close-up, a portrait), so its strip is not taken as background (the crop says which sides: ``api.types``).
+Its limit: an object whose colour also fills the strip of a side inside the photo loses that colour.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from hydra_vr.api.types import ColorShare
+from hydra_vr.api.types import NO_SIDES, ColorShare, Sides, frame_sides, is_object_crop
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
 from hydra_vr.lexicon.words import GENERIC_NOUNS, REGION_NOUNS, one_of
 
@@ -185,14 +186,19 @@ def color_histogram(image: Image.Image, center_weight: bool = True) -> dict[str,
     return _histogram(rgb, weights)
 
 
-def _border(hgt: int, wid: int) -> np.ndarray:
+def _border(hgt: int, wid: int, leave_out: Sides = NO_SIDES) -> np.ndarray:
+    """The border strip of each side (left, top, right, bottom) not in ``leave_out``."""
     dx, dy = max(1, round(_BORDER * wid)), max(1, round(_BORDER * hgt))
     border = np.zeros((hgt, wid), bool)
-    border[:dy], border[hgt - dy :], border[:, :dx], border[:, wid - dx :] = True, True, True, True
+    left, top, right, bottom = (not s for s in leave_out)
+    border[:, :dx] |= left
+    border[:dy] |= top
+    border[:, wid - dx :] |= right
+    border[hgt - dy :] |= bottom
     return border
 
 
-def foreground_mask(rgb: np.ndarray, rounds: int = 2) -> np.ndarray:
+def foreground_mask(rgb: np.ndarray, rounds: int = 2, on_frame: Sides = NO_SIDES) -> np.ndarray:
     """Boolean mask of the object in an HxWx3 uint8 RGB crop of its box.
 
     A detection box is tight, so what runs along its border is mostly background. Each pixel's
@@ -201,13 +207,16 @@ def foreground_mask(rgb: np.ndarray, rounds: int = 2) -> np.ndarray:
     round re-estimates both colour models from the last mask (the interior left out of it joins
     the background at half weight), as GrabCut does with its colour models. The border strip itself
     is never counted. A uniform patch scores exactly even everywhere, so its mask is empty.
+    ``on_frame`` (left, top, right, bottom): the sides on the photo's frame, whose strips are the object
+    cut by the frame and sample no background (unless every side is: then all of them do).
     """
     hgt, wid = rgb.shape[:2]
     border = _border(hgt, wid)
+    sample = _border(hgt, wid, on_frame) if not all(on_frame) else border
     q = (rgb.astype(np.int64) * _LEVELS) >> 8
     bins = ((q[..., 0] * _LEVELS + q[..., 1]) * _LEVELS + q[..., 2]).ravel()
     center = _center_weights(hgt, wid)
-    fg_weights, bg_weights = center * ~border, border.astype(np.float64)
+    fg_weights, bg_weights = center * ~border, sample.astype(np.float64)
     mask = np.zeros((hgt, wid), bool)
     for _ in range(rounds):
         h_bg = np.bincount(bins, weights=bg_weights.ravel(), minlength=_LEVELS**3)
@@ -219,7 +228,7 @@ def foreground_mask(rgb: np.ndarray, rounds: int = 2) -> np.ndarray:
         mask = ((h_fg / (h_fg + h_bg))[bins].reshape(hgt, wid) > 0.5 + 1e-6) & ~border
         # Opening drops isolated specks of an object colour in the background without growing the mask.
         mask = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)).astype(bool)
-        fg_weights, bg_weights = center * mask, border + 0.5 * (~mask & ~border)
+        fg_weights, bg_weights = center * mask, sample + 0.5 * (~mask & ~border)
     return mask
 
 
@@ -234,7 +243,7 @@ def read_colors(image: Image.Image, *, foreground: bool = False) -> ColorReading
         return ColorReading(_histogram(rgb, center), CENTER, None, "whole patch, centre-weighted")
     if min(hgt, wid) < _MIN_MASK_SIDE:
         return ColorReading(_histogram(rgb, center), CENTER, None, "box too thin to segment, centre-weighted")
-    mask = foreground_mask(rgb)
+    mask = foreground_mask(rgb, on_frame=frame_sides(image) if is_object_crop(image) else NO_SIDES)
     share = float(mask.mean())
     inner = float(mask[~_border(hgt, wid)].mean())
     if share < _MASK_MIN_SHARE or inner > _MASK_MAX_INNER:

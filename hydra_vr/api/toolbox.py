@@ -42,7 +42,7 @@ from hydra_vr.api.tools import (
     VisualQA,
     default_vision_registry,
 )
-from hydra_vr.api.types import Answer, Box, ColorShare, Detection, LabelScore, TextRegion, ToolCallRecord
+from hydra_vr.api.types import Answer, Box, ColorShare, Detection, LabelScore, TextRegion, ToolCallRecord, object_crop
 from hydra_vr.config import ComponentConfig, VisionConfig
 from hydra_vr.registry import Registry
 
@@ -271,7 +271,7 @@ class VisionToolbox:
         wanted = color_ops.head_colors(_normalize_name(name))
         if not wanted:
             return dets, how
-        crops = [image.crop(tuple(d.box.to_list(None))) for d in dets]
+        crops = [object_crop(image, d.box) for d in dets]
         kept = [d for d, crop in zip(dets, crops) if all(color_ops.has_color(crop, w, foreground=True)[0] for w in wanted)]
         return kept, how + f", kept {len(kept)} of {len(dets)} whose own pixels are {' and '.join(wanted)}"
 

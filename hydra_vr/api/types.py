@@ -14,14 +14,50 @@ from typing import Any
 OBJECT_CROP = "hydra_vr.object_crop"
 
 
-def mark_object_crop(image: Any) -> Any:
-    """Mark ``image`` (a PIL image) as the crop of one object's box; returns it."""
+# Key marking which sides (left, top, right, bottom) of such a crop lie on its photo's frame: there the
+# object is cut by the frame, so the strip along that side is the object, not its background.
+FRAME_SIDES = "hydra_vr.frame_sides"
+Sides = tuple[bool, bool, bool, bool]
+NO_SIDES: Sides = (False, False, False, False)
+_FRAME_TOLERANCE = 0.02  # a box side within 2% of the frame (or 2 px) lies on it: detectors stop a few px short
+
+
+def mark_object_crop(image: Any, on_frame: Sides = NO_SIDES) -> Any:
+    """Mark ``image`` (a PIL image) as the crop of one object's box, ``on_frame`` saying which of its
+    sides (left, top, right, bottom) lie on its photo's frame; returns it."""
     image.info[OBJECT_CROP] = True
+    # with the size: PIL copies ``info`` into a crop of this crop, whose sides these are not
+    image.info[FRAME_SIDES] = (tuple(bool(s) for s in on_frame), image.size)
     return image
 
 
 def is_object_crop(image: Any) -> bool:
     return bool(getattr(image, "info", {}).get(OBJECT_CROP))
+
+
+def frame_sides(image: Any) -> Sides:
+    """Which sides of ``image`` lie on its photo's frame: all of a whole photo's, the marked ones of a crop
+    (none of a crop whose sides were not worked out)."""
+    info = getattr(image, "info", {})
+    if not info.get(OBJECT_CROP):
+        return (True, True, True, True)
+    sides, size = info.get(FRAME_SIDES, (NO_SIDES, None))
+    return tuple(sides) if size == image.size else NO_SIDES  # type: ignore[return-value]
+
+
+def sides_on_frame(box: Box, width: float, height: float, outer: Sides = (True, True, True, True)) -> Sides:
+    """Which sides of ``box`` (pixels of a ``width`` x ``height`` image) lie on the image's sides that are
+    themselves on the photo frame (``outer``: all, for a whole photo)."""
+    tx, ty = max(2.0, _FRAME_TOLERANCE * width), max(2.0, _FRAME_TOLERANCE * height)
+    near = (box.x1 <= tx, box.y1 <= ty, box.x2 >= width - tx, box.y2 >= height - ty)
+    return tuple(n and o for n, o in zip(near, outer))  # type: ignore[return-value]
+
+
+def object_crop(image: Any, box: Box) -> Any:
+    """The crop of ``image`` (a PIL image, itself a photo or a crop) to one object's ``box``, marked so,
+    with the sides of it that lie on the photo's frame."""
+    crop = image.crop((int(box.x1), int(box.y1), int(round(box.x2)), int(round(box.y2))))
+    return mark_object_crop(crop, sides_on_frame(box, image.width, image.height, frame_sides(image)))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Any
 
 from PIL import Image
 
-from hydra_vr.api.types import Box, mark_object_crop
+from hydra_vr.api.types import Box, mark_object_crop, sides_on_frame
 from hydra_vr.sandbox.wire import BOX, IMAGE_PIXELS, IMAGE_REF, TOOL_OPS
 
 NO_TOOLS_MESSAGE = "no vision tools configured: this sandbox was given no toolbox, so {op}() cannot run"
@@ -67,7 +67,7 @@ class ToolServer:
             raise BadRequest("bad crop box")
         crop = image.crop(box)
         if box[0] > 0 or box[1] > 0 or box[2] < image.width or box[3] < image.height:
-            mark_object_crop(crop)  # as ImagePatch.cropped_image marks it in the child
+            mark_object_crop(crop, sides_on_frame(Box(*box), image.width, image.height))  # as ImagePatch marks it
         return crop
 
 

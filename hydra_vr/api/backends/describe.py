@@ -29,7 +29,7 @@ from hydra_vr.api import text_layout
 from hydra_vr.api.backends import imagenet
 from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext, search_settles
-from hydra_vr.api.types import Answer
+from hydra_vr.api.types import Answer, Box, object_crop
 from hydra_vr.prompts import load_examples, render_prompt
 
 log = logging.getLogger(__name__)
@@ -227,7 +227,7 @@ class DescribeVQA:
             if d.label in wanted or (not hasattr(detector, "detect_classes")):
                 item["colors"] = []
                 if len(relevant) < self.relevant_colors and not (part_colors and d.label == "person"):
-                    crop = image.crop(tuple(item["box"]))
+                    crop = object_crop(image, Box(*item["box"]))
                     item["colors"] = _named(tb.colors(crop, foreground=True))
                 relevant.append(item)
             else:
@@ -368,7 +368,7 @@ class DescribeVQA:
             box = garment_ops.part_box(person, part, garment_ops.face_of(person, faces), image.size)
             if box is not None:
                 items.append({"person": [int(v) for v in person], "box": box})
-                crops.append(image.crop(tuple(box)))
+                crops.append(object_crop(image, Box(*box)))
         if not items:
             return None
         color = kind == "color"
@@ -400,7 +400,7 @@ class DescribeVQA:
         for i, hit in enumerate(hits[: self.max_objects]):
             item = {"kind": hit.kind, "box": [int(v) for v in hit.box.to_list(0)], "colors": []}
             if i < 3:
-                crop = image.crop(tuple(item["box"]))
+                crop = object_crop(image, Box(*item["box"]))
                 item["colors"] = _named(tb.colors(crop, foreground=True), 0.2)
             out.append(item)
         return out, [[int(v) for v in h.box.to_list(0)] for h in hits]  # all of them: rows group every one
