@@ -13,7 +13,7 @@ from PIL import Image
 
 from hydra_vr.api import bind_toolbox
 from hydra_vr.api.helpers import API_FUNCTIONS
-from hydra_vr.api.types import Answer, Box, ColorShare, Detection, LabelScore, TextRegion
+from hydra_vr.api.types import Answer, Box, ColorShare, Detection, LabelScore, TextRegion, frame_sides
 from hydra_vr.sandbox import ProgramResult, Sandbox, run_program
 from hydra_vr.sandbox.proxy import ProxyToolbox
 from hydra_vr.sandbox.report import to_plain
@@ -26,6 +26,7 @@ class FakeToolbox:
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
+        self.sides: list[tuple] = []  # which sides of each simple_query image lie on the photo frame
 
     def find(self, image: Image.Image, name: str) -> list[Detection]:
         self.calls.append(("find", image.size, name))
@@ -58,6 +59,7 @@ class FakeToolbox:
 
     def simple_query(self, image: Image.Image, question: str, box: Box | None = None, photo_size: Any = None) -> Answer:
         self.calls.append(("simple_query", image.size, question))
+        self.sides.append(frame_sides(image))
         return Answer(f"{question} -> {image.size[0]}x{image.size[1]} mean {_mean(image)}", "fake")
 
     def verify_property(self, image: Image.Image, name: str, prop: str, foreground: bool = False, box: Box | None = None,
@@ -326,6 +328,16 @@ def test_parent_image_is_sent_once_and_crops_travel_by_reference(sandbox: Sandbo
     assert fake.calls[-1] == ("simple_query", (240, 160), "y")
     reference = Image.open(picture).convert("RGB").crop((10, 20, 50, 60))
     assert res.variable("q").repr.endswith(f"mean {_mean(reference)}'")
+
+
+def test_a_crop_reaches_the_parent_saying_which_of_its_sides_the_photo_frame_cuts(sandbox: Sandbox, fake: FakeToolbox,
+                                                                                    picture: str) -> None:
+    sandbox.reset()
+    width, height = Image.open(picture).size
+    res = sandbox.run(f"p = ImagePatch(image)\na = p.crop(0, 20, {width}, 60).simple_query('x')\n"
+                      f"b = p.crop(10, 20, 50, {height}).simple_query('y')\nc = p.simple_query('z')", picture)
+    assert res.ok, res.error
+    assert fake.sides[-3:] == [(True, False, True, False), (False, False, False, True), (True, True, True, True)]
 
 
 def test_tool_server_refuses_malformed_requests(fake: FakeToolbox) -> None:
