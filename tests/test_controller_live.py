@@ -158,7 +158,8 @@ def test_recorder_ends_the_whole_question_option_on_its_programs_typed_answer(em
     def reply(messages) -> str:
         system, user = messages[0].content, messages[-1].content
         if "You write short Python programs" in system and "answers the query completely" in user:  # the one-program prompt
-            return '```python\ncups = ImagePatch(image).find("cup")\nfinal_answer = cups[0].best_text_match(["white", "black"])\n```'
+            # white against green: the red cup holds about as much white (its inside) as black (its shadows)
+            return '```python\ncups = ImagePatch(image).find("cup")\nfinal_answer = cups[0].best_text_match(["white", "green"])\n```'
         if "You decide whether" in system:
             decided.append(user)
         return _reply(messages)
