@@ -16,7 +16,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from hydra_vr.api.names import PRONOUNS, beside_what
-from hydra_vr.api.types import Box, Reply, mark_object_crop, sides_on_frame
+from hydra_vr.api.types import Box, Reply, object_crop
 
 if TYPE_CHECKING:
     from hydra_vr.api.toolbox import VisionToolbox
@@ -141,11 +141,9 @@ class ImagePatch:
     @property
     def cropped_image(self) -> Image.Image:
         if self._crop is None:
-            self._crop = self.original_image.crop(
-                (int(self.x1), int(self.y1), int(round(self.x2)), int(round(self.y2)))
-            )
-            if self._is_object():  # which of its sides the photo's frame cuts (colours read the object so)
-                mark_object_crop(self._crop, sides_on_frame(self._box(), *self.original_image.size))
+            # an object's crop is marked so, with the sides the photo's frame cuts (colours read the object so)
+            self._crop = (object_crop(self.original_image, self._box()) if self._is_object()
+                          else self.original_image.crop((int(self.x1), int(self.y1), int(round(self.x2)), int(round(self.y2)))))
         return self._crop
 
     def _box(self) -> Box:

@@ -10,7 +10,7 @@ from typing import Any
 
 from PIL import Image
 
-from hydra_vr.api.types import Box, mark_object_crop, sides_on_frame
+from hydra_vr.api.types import Box, object_crop
 from hydra_vr.sandbox.wire import BOX, IMAGE_PIXELS, IMAGE_REF, TOOL_OPS
 
 NO_TOOLS_MESSAGE = "no vision tools configured: this sandbox was given no toolbox, so {op}() cannot run"
@@ -65,10 +65,9 @@ class ToolServer:
             return image
         if not (isinstance(box, tuple) and len(box) == 4 and all(type(v) is int for v in box)):
             raise BadRequest("bad crop box")
-        crop = image.crop(box)
         if box[0] > 0 or box[1] > 0 or box[2] < image.width or box[3] < image.height:
-            mark_object_crop(crop, sides_on_frame(Box(*box), image.width, image.height))  # as ImagePatch marks it
-        return crop
+            return object_crop(image, Box(*box))  # as ImagePatch.cropped_image makes it
+        return image.crop(box)
 
 
 def _pixels(mode: Any, width: Any, height: Any, data: Any) -> Image.Image:
