@@ -97,15 +97,17 @@ def _nobody_there(ev: Evidence, frame: QuestionFrame | None, value: Any) -> tupl
     return "no", 'the question asks whether anyone is there doing it, and find("person") found no one in the photo: no'
 
 
-def placed_box(calls: Sequence[Any], expression: str, box: Sequence[float], image_path: str | None = None) -> tuple[list[float], str] | None:
+def placed_box(calls: Sequence[Any], expression: str, box: Sequence[float], image_path: str | None = None,
+               look: Callable[[str], Sequence[Any] | None] | None = None) -> tuple[list[float], str] | None:
     """(the box, why) when ``expression`` tells its thing among others of its kind by place ("the person on
-    the far right", "the bottom right tile") or by the colour of what a person wears ("the woman in the green
-    coat": read in ``image_path``'s pixels), and ``box``, the program's answer, is another of the patches
+    the far right", "the bottom right tile"), by the colour of what a person wears ("the woman in the green
+    coat": read in ``image_path``'s pixels) or by another thing it is with or on ("the man holding a bottle":
+    ``look(name)`` finds it in the photo), and ``box``, the program's answer, is another of the patches
     one find() on the whole image returned than the one so picked; None otherwise (nothing told, one
     candidate, the pixels do not tell, or the program's pick agrees). Only finds whose boxes are in the
     image's own pixels are compared."""
     told = cue(expression)
-    if told is None or (told.where is None and not image_path):
+    if told is None or (told.worn is not None and not image_path) or (told.other is not None and look is None):
         return None
     for call in reversed(calls):
         if call.tool != "find" or len(call.result or []) < 2:
@@ -118,7 +120,7 @@ def placed_box(calls: Sequence[Any], expression: str, box: Sequence[float], imag
             image = load_image(image_path)
             return [image.crop(tuple(b)) for b in found]
 
-        idx = choose(told, found, crops)
+        idx = choose(told, found, crops, None if look is None else lambda name: [d.box.to_list() for d in look(name) or []])
         if idx is None or same_box(box, found[idx]):
             return None
         best, shown = found[idx], [round(v) for v in found[idx]]
@@ -128,11 +130,11 @@ def placed_box(calls: Sequence[Any], expression: str, box: Sequence[float], imag
 
 
 def _placed_box(ev: Evidence, frame: QuestionFrame | None, value: Any) -> tuple[Any, str] | None:
-    """A grounding box that is another of one find()'s patches than the one the expression's place or worn colour
-    picks (a small model takes ``people[-1]`` for "the far right"; find() lists by score)."""
+    """A grounding box that is another of one find()'s patches than the one the expression's place, worn colour or
+    other thing picks (a small model takes ``people[-1]`` for "the far right"; find() lists by score)."""
     if not ev.query:
         return None
-    return placed_box(ev.calls, ev.query, value, ev.image or None)
+    return placed_box(ev.calls, ev.query, value, ev.image or None, ev.look)
 
 
 def _one_of_many(ev: Evidence, frame: QuestionFrame | None, value: Any) -> tuple[Any, str] | None:

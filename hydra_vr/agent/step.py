@@ -167,7 +167,8 @@ def run_step(
             boxes = [box]
             observation += f"\nNote: {picked}"
     if expression and len(boxes) == 1:  # a small model takes people[-1] for "the far right" (find() lists by score)
-        box, placed = rewrite("placed_box", boxes[0], Evidence(program.calls, image=image_path, query=expression), None)
+        box, placed = rewrite("placed_box", boxes[0], Evidence(program.calls, image=image_path, query=expression,
+                                                               look=lambda name: _look(runner, image_path, name)), None)
         if placed:
             boxes = [box]
             observation += f"\nNote: {placed}"

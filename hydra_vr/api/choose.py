@@ -1,10 +1,11 @@
 """Which of several found things a description picks, from their boxes and pixels alone (no model).
 
 A description tells its thing among others of its kind by place or size ("the person on the far
-right", "the biggest coin": ``placement``) or, for a person, by the colour of what they wear ("the woman
-in the green jacket": ``garments.worn_colors``). ``best_image_match``, the grounding step's re-pick,
-AVIS's selection and ``benchmarks/real_photos/coverage.py`` all ask this one module, in that order
-of cues: a place first, else the colour worn.
+right", "the biggest coin": ``placement``), for a person by the colour of what they wear ("the woman
+in the green jacket": ``garments.worn_colors``), or by another thing it is with or on ("the man holding a
+bottle", "the cup on the tray": ``companion``, looked for in the photo). ``best_image_match``, the grounding
+step's re-pick, AVIS's selection and ``benchmarks/real_photos/coverage.py`` all ask this one module, in that
+order of cues: a place first, else the colour worn, else the other thing.
 """
 
 from __future__ import annotations
@@ -14,39 +15,53 @@ from dataclasses import dataclass
 
 from PIL import Image
 
+from hydra_vr.api.companion import Companion, companion, pick_by_companion
 from hydra_vr.api.garments import pick_worn, worn_colors
 from hydra_vr.api.placement import Placement, pick, placement
 
 
 @dataclass(frozen=True)
 class Cue:
-    """What a description tells its thing apart by: a place (``where``) or a colour worn on a body part."""
+    """What a description tells its thing apart by: a place (``where``), a colour worn on a body part, or
+    another thing it is with or on (``other``)."""
 
     where: Placement | None = None
     worn: tuple[str, tuple[str, ...]] | None = None  # (part, colours)
+    other: Companion | None = None
 
     def describe(self) -> str:
         """How a note states the cue ("the expression says 'right'")."""
         if self.where is not None:
             return f"the expression says {self.where.describe()!r}"
+        if self.other is not None:
+            return self.other.describe()
         part, colours = self.worn or ("", ())
         return f"the expression tells its thing by {' and '.join(colours)} on the {part}, the most of it there"
 
 
 def cue(text: str) -> Cue | None:
-    """The cue ``text`` tells its thing apart by, a place before a colour worn; None when it tells none."""
+    """The cue ``text`` tells its thing apart by, a place before a colour worn before another thing; None when it
+    tells none."""
     where = placement(text)
     if where is not None:
         return Cue(where=where)
     worn = worn_colors(text)
-    return Cue(worn=worn) if worn is not None else None
+    if worn is not None:
+        return Cue(worn=worn)
+    other = companion(text)
+    return Cue(other=other) if other is not None else None
 
 
-def choose(told: Cue, boxes: Sequence[Sequence[float]], crops: Callable[[], Sequence[Image.Image]]) -> int | None:
+def choose(told: Cue, boxes: Sequence[Sequence[float]], crops: Callable[[], Sequence[Image.Image]],
+           look: Callable[[str], Sequence[Sequence[float]]] | None = None) -> int | None:
     """The index among ``boxes`` that ``told`` picks; None when the pixels do not tell (close colour
-    shares: the caller asks otherwise). ``crops`` gives the boxes' pixels, only read for a colour."""
+    shares, the other thing not found: the caller asks otherwise). ``crops`` gives the boxes' pixels, only read
+    for a colour; ``look(name)`` the boxes a search of the photo finds for the other thing (none given: it is not
+    looked for)."""
     if told.where is not None:
         return pick(boxes, told.where)
+    if told.other is not None:
+        return pick_by_companion(boxes, look(told.other.name)) if look is not None and len(boxes) > 1 else None
     if told.worn is None:
         return None
     return 0 if len(boxes) == 1 else pick_worn(crops(), *told.worn)

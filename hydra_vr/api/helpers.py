@@ -40,7 +40,9 @@ def best_image_match(list_patches: list[ImagePatch], content: list[str], return_
     # "on the far right", "the biggest", "the woman in the green jacket": the boxes (and that colour where a
     # jacket is) say which, not a look at each crop
     told = cue(text)
-    idx = choose(told, [p._box().to_list() for p in list_patches], crops) if told is not None else None
+    # "the man holding a bottle": the other thing is looked for in the whole photo (a find of the program's own)
+    look = lambda name: [p._box().to_list() for p in type(list_patches[0])(list_patches[0].original_image).find(name)]  # noqa: E731
+    idx = choose(told, [p._box().to_list() for p in list_patches], crops, look) if told is not None else None
     if idx is None:  # where they lie in the photo and what found them, for the toolbox to weigh
         idx = list_patches[0]._tools().best_image_match(crops(), text, [p._box() for p in list_patches],
                                                         [p.label or "" for p in list_patches], list_patches[0].original_image)

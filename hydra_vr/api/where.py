@@ -51,10 +51,12 @@ def locate(look_for: LookFor, image: Image.Image, text: str) -> Located | None:
             continue
         boxes = [tuple(float(v) for v in d.box.to_list(1)) for d in dets]
         if len(boxes) > 1 and told is not None:
-            picked = choose(told, boxes, lambda: [image.crop(tuple(int(v) for v in b)) for b in boxes])
-            if picked is None:
-                return None
-            boxes = [boxes[picked]]
+            picked = choose(told, boxes, lambda: [image.crop(tuple(int(v) for v in b)) for b in boxes],
+                            lambda other: [d.box.to_list() for d in look_for(image, other)[0]])
+            if picked is None and told.other is None:
+                return None  # a place or a colour worn the pixels do not tell: which one is meant is unknown
+            if picked is not None:  # the other thing, not found or near several: they are all candidates, as before
+                boxes = [boxes[picked]]
         if len(boxes) > 1 and words & _ORDINALS:
             return None
         return Located(name, tuple(boxes))

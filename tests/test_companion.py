@@ -1,0 +1,117 @@
+"""Picking one of several found things by another thing it is with or on ("the boy holding a kite").
+
+Two people found, one holding the thing the description names: the boxes say which (the held thing lies at
+or in that person's box), with no model. Every phrasing here is this file's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from PIL import Image
+
+from hydra_vr.agent import checks
+from hydra_vr.api import bind_toolbox
+from hydra_vr.api.choose import choose, cue
+from hydra_vr.api.companion import companion, pick_by_companion
+from hydra_vr.api.helpers import best_image_match
+from hydra_vr.api.types import Box, Detection, ToolCallRecord
+from hydra_vr.api.toolbox import VisionToolbox
+from hydra_vr.config import HydraConfig
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "relation"),
+    [
+        ("the boy holding a kite", "kite", "with"),
+        ("the woman carrying an orange handbag", "orange handbag", "with"),
+        ("the dog with a frisbee in its mouth", "frisbee", "with"),
+        ("the teapot on the tray", "tray", "in"),
+        ("the cat sitting inside the cardboard box", "cardboard box", "in"),
+        ("the vase on top of the piano", "piano", "in"),
+        ("the girl riding a horse", "horse", "with"),
+    ],
+)
+def test_the_other_thing_a_description_names(text: str, name: str, relation: str) -> None:
+    other = companion(text)
+    assert other is not None and (other.name, other.relation) == (name, relation)
+
+
+@pytest.mark.parametrize("text", ["the mug on the left", "the lamp in the corner", "the tallest tree",
+                                  "the bird in the middle of the photo", "the kite", ""])
+def test_a_place_is_no_other_thing(text: str) -> None:
+    assert companion(text) is None
+
+
+# two people side by side, best first by score, not by place
+_PEOPLE = [[300.0, 40.0, 420.0, 400.0], [60.0, 50.0, 170.0, 390.0]]
+_KITE_IN_LEFT_HAND = [[150.0, 10.0, 200.0, 60.0]]  # held out past the edge of the left person's box
+
+
+def test_the_candidate_holding_the_other_thing_is_picked() -> None:
+    assert pick_by_companion(_PEOPLE, _KITE_IN_LEFT_HAND) == 1
+    # nothing found for the other thing, or it lies between them: the boxes do not tell
+    assert pick_by_companion(_PEOPLE, []) is None
+    assert pick_by_companion(_PEOPLE, [[165.0, 200.0, 305.0, 240.0]]) is None
+    # the other thing far from both
+    assert pick_by_companion(_PEOPLE, [[600.0, 10.0, 640.0, 40.0]]) is None
+    # a box of the other thing that is a candidate's own box does not count for it
+    assert pick_by_companion(_PEOPLE, [_PEOPLE[0]]) is None
+    # a small thing on one of two trays: the tray it lies in
+    trays = [[0.0, 300.0, 200.0, 380.0], [250.0, 300.0, 460.0, 380.0]]
+    assert pick_by_companion(trays, [[300.0, 310.0, 340.0, 350.0]]) == 1
+
+
+def test_choose_looks_for_the_other_thing_only_when_asked_to() -> None:
+    told = cue("the boy holding a kite")
+    assert told is not None and told.other is not None and told.where is None
+    looked: list[str] = []
+
+    def look(name: str) -> Sequence[Sequence[float]]:
+        looked.append(name)
+        return _KITE_IN_LEFT_HAND
+
+    assert choose(told, _PEOPLE, lambda: [], look) == 1 and looked == ["kite"]
+    assert choose(told, _PEOPLE, lambda: [], None) is None  # no way to look: no pick
+    # a place outranks the other thing ("the boy holding a kite on the right")
+    placed = cue("the boy on the right holding a kite")
+    assert placed is not None and placed.where is not None and choose(placed, _PEOPLE, lambda: [], look) == 0
+
+
+class _Boxes:
+    """A detector that finds the given boxes for each name (a fake tool: this tests the pick, not detection)."""
+
+    def __init__(self, found: dict[str, list[list[float]]]) -> None:
+        self.found = found
+
+    def detect(self, image: Image.Image, queries: Sequence[str]) -> list[Detection]:
+        return [Detection(Box(*b), q, 0.9 - 0.1 * i, "fake", query=q) for q in queries for i, b in enumerate(self.found.get(q, []))]
+
+
+def test_best_image_match_picks_the_one_holding_the_other_thing() -> None:
+    tb = VisionToolbox(HydraConfig().vision)
+    tb._backends["detector"] = _Boxes({"boy": _PEOPLE, "kite": _KITE_IN_LEFT_HAND})
+    Patch = bind_toolbox(tb)
+    root = Patch(Image.new("RGB", (640, 420), "white"))
+    boys = root.find("boy")
+    assert [p.box for p in boys] == _PEOPLE
+    with tb.recording() as calls:
+        picked = best_image_match(boys, ["the boy holding a kite"])
+    assert picked.box == _PEOPLE[1]
+    assert [(c.tool, c.args.get("name")) for c in calls] == [("find", "kite")]  # looked for in the photo, no VQA
+
+
+def _find(name: str, boxes: list[list[float]]) -> ToolCallRecord:
+    return ToolCallRecord("find", {"name": name}, [Detection(Box(*b), name, 0.9, "test") for b in boxes], 1.0)
+
+
+def test_a_grounding_box_is_moved_to_the_one_holding_the_other_thing() -> None:
+    calls = [_find("boy", _PEOPLE)]
+    look = lambda name: [Detection(Box(*b), name, 0.8, "test") for b in _KITE_IN_LEFT_HAND] if name == "kite" else []  # noqa: E731
+    ev = checks.Evidence(calls, query="the boy holding a kite", look=look)
+    box, why = checks.rewrite("placed_box", _PEOPLE[0], ev, None)
+    assert box == _PEOPLE[1] and "holding kite" in (why or "")
+    # no way to look, or the program's box already the one: left alone
+    assert checks.rewrite("placed_box", _PEOPLE[0], checks.Evidence(calls, query="the boy holding a kite"), None) == (_PEOPLE[0], None)
+    assert checks.rewrite("placed_box", _PEOPLE[1], ev, None) == (_PEOPLE[1], None)
