@@ -12,10 +12,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hydra_vr.api.types import Box
 from hydra_vr.lexicon.words import GENERIC_NOUNS, PHRASE_CUT, REGION_NOUNS
 
-# The other thing is held or carried by the candidate (it overlaps the candidate's box), or holds it (the
-# candidate lies inside the other thing's box). "in the green coat" is a colour worn (garments) and is asked first.
+# The other thing is held, carried, worn or ridden by the candidate, or the candidate is in or on it: either way one
+# box lies in the other (``_share``). "in the green coat" is a colour worn (garments), asked before this.
 _WITH = ("with", "holding", "carrying", "wearing", "riding")
 _IN = ("on top of", "inside", "in", "on")
 _MARK = re.compile(r"\b(" + "|".join(w.replace(" ", r"\s+") for w in (*_WITH, *_IN)) + r")\s+")
@@ -79,10 +80,7 @@ def _share(candidate: Sequence[float], other: Sequence[float]) -> float:
 
 
 def _same(a: Sequence[float], b: Sequence[float]) -> bool:
-    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - w * h
-    return union > 0 and w * h / union > 0.9
+    return Box(*a).iou(Box(*b)) > 0.9
 
 
 def pick_by_companion(boxes: Sequence[Sequence[float]], others: Sequence[Sequence[float]],
