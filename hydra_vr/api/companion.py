@@ -67,20 +67,13 @@ def companion(text: str) -> Companion | None:
     return None
 
 
-def _share(candidate: Sequence[float], other: Sequence[float]) -> float:
+def _share(candidate: Box, other: Box) -> float:
     """The share of the smaller of two boxes that lies in the other, the candidate's box grown by ``REACH`` of its
     size on each side: 1 for the cup on the tray or the coat on the man; the bottle held out at arm's length
     sticks out of the man's box. Which holds which does not matter to the pick."""
-    dx, dy = REACH * (candidate[2] - candidate[0]), REACH * (candidate[3] - candidate[1])
-    grown = (candidate[0] - dx, candidate[1] - dy, candidate[2] + dx, candidate[3] + dy)
-    w = max(0.0, min(grown[2], other[2]) - max(grown[0], other[0]))
-    h = max(0.0, min(grown[3], other[3]) - max(grown[1], other[1]))
-    small = min((candidate[2] - candidate[0]) * (candidate[3] - candidate[1]), (other[2] - other[0]) * (other[3] - other[1]))
-    return min(1.0, w * h / max(small, 1e-6))
-
-
-def _same(a: Sequence[float], b: Sequence[float]) -> bool:
-    return Box(*a).iou(Box(*b)) > 0.9
+    dx, dy = REACH * candidate.width, REACH * candidate.height
+    grown = Box(candidate.x1 - dx, candidate.y1 - dy, candidate.x2 + dx, candidate.y2 + dy)
+    return min(1.0, grown.intersection(other) / max(min(candidate.area, other.area), 1e-6))
 
 
 def pick_by_companion(boxes: Sequence[Sequence[float]], others: Sequence[Sequence[float]],
@@ -90,7 +83,8 @@ def pick_by_companion(boxes: Sequence[Sequence[float]], others: Sequence[Sequenc
     A box of the other thing that is a candidate's own box ("the person with the person") does not count."""
     if not boxes or not others:
         return None
-    shares = [max((_share(b, o) for o in others if not _same(b, o)), default=0.0) for b in boxes]
+    cands, found = [Box(*b) for b in boxes], [Box(*o) for o in others]
+    shares = [max((_share(b, o) for o in found if b.iou(o) <= 0.9), default=0.0) for b in cands]
     order = sorted(range(len(boxes)), key=lambda i: shares[i], reverse=True)
     best = order[0]
     runner_up = shares[order[1]] if len(order) > 1 else 0.0
