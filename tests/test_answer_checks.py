@@ -356,3 +356,27 @@ def test_a_why_question_answered_with_a_sentence_keeps_its_reason_clause(questio
 ])
 def test_a_reason_clause_is_taken_only_from_a_sentence_answering_why(question: str, answer: str) -> None:
     assert checks.rewrite("reason_clause", answer, checks.Evidence([]), parse(question)) == (answer, None)
+
+
+@pytest.mark.parametrize("question, answer, calls, refused", [
+    # the kite's presence is no evidence of what it is doing
+    ("Is the kite on the beach flying?", "yes", [_find("kite", [[2, 2, 8, 8]])], True),
+    ("Are the sheep lying down?", "no", [_find("sheep", [[2, 2, 8, 8]])], True),
+    # a find of a kind or group of the subject tells no more ("person" for the girl)
+    ("Is the girl laughing?", "yes", [_find("person", [[2, 2, 8, 8]])], True),
+    # what is not there does not do it
+    ("Is the kite on the beach flying?", "no", [_find("kite", [])], False),
+    # another thing the question names was looked for: its find is the evidence
+    ("Is the girl wearing a scarf?", "yes", [_find("girl", [[2, 2, 8, 8]]), _find("scarf", [[3, 3, 5, 5]])], False),
+    # a call that looked further
+    ("Is the kite on the beach flying?", "yes", [_find("kite", [[2, 2, 8, 8]]), _query("Is the kite flying?", "yes")], False),
+    # a colour is measured by the find itself; a presence question is answered by it
+    ("Is the van white?", "yes", [_find("white van", [[2, 2, 8, 8]])], False),
+    ("Is there a kite?", "yes", [_find("kite", [[2, 2, 8, 8]])], False),
+])
+def test_a_yes_no_about_how_a_thing_is_needs_more_than_its_find(question: str, answer: str, calls: list,
+                                                                 refused: bool) -> None:
+    reason = checks.check_answer(parse(question), answer, calls)
+    assert (reason is not None and "tells whether it is there" in reason) is refused
+    if not refused:
+        assert reason is None or "tells whether it is there" not in reason

@@ -342,6 +342,34 @@ def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str)
             f"find({presence.thing!r}) or ask simple_query whether there is one")
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
+def _existence_for_state(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    """A yes or no to how a thing is ("Is the kite flying?", "Is the plate empty?", "Is the man wearing a
+    watch?") that rests on finds of that thing alone: a find tells that the thing is there, not what the
+    question asks of it. A program wrote ``bool_to_yesno(exists("kite"))``. Not judged: a presence question (a
+    find is its evidence), a question with a colour word (a find of "red car" measures the colour), a find of
+    another thing the question names (the watch), any call that looked further (simple_query,
+    verify_property, ...), and a "no" where the finds came back empty (what is not there is not flying)."""
+    assert frame is not None
+    if frame.presence is not None or frame.focus is not None or frame.subject is None or answer not in ("yes", "no"):
+        return None
+    if not ev.calls or any(c.tool != "find" for c in ev.calls) or any(is_color_name(w) for w in _words(frame.text)):
+        return None
+    subject = [w for w in _words(frame.subject) if wn.is_noun(w) and w not in wn.GENERIC_NOUNS]
+    names = [str((c.args or {}).get("name", "")) for c in ev.calls]
+    for name in names:
+        nouns = [w for w in _words(name) if wn.is_noun(w)]
+        if not nouns or not all(any(wn.related(n, s) for s in subject) for n in nouns):
+            return None  # a find of another thing the question names (the watch of "wearing a watch?")
+    if answer == "no" and not any(c.result for c in ev.calls):
+        return None
+    return (f"{answer!r} rests only on find({names[-1]!r}), which tells whether it is there, not what the question "
+            f"asks of it: ask simple_query (or verify_property) about it")
+
+
 def _off_category(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
     """An answer to "which <category>?" that names no kind of the category (``QuestionFrame.off_category``: "what
     utensil" -> cup is refused, "what language" is not judged)."""
@@ -420,6 +448,8 @@ ANSWER_CHECKS: tuple[Check, ...] = (
           _against_search),
     Check("presence_unsearched", "a yes/no to a presence question against what the calls showed, or a no from no search",
           frozenset({"yesno"}), _presence_unsearched),
+    Check("existence_for_state", "a yes/no to how a thing is that rests on finds of that thing alone",
+          frozenset({"yesno"}), _existence_for_state),
     Check("off_category", "an answer to 'which <category>?' that is no kind of the category (WordNet)", frozenset({"open"}),
           _off_category),
     Check("restated_subject", "an answer that only names the thing the question is about (or a kind of it, WordNet)",
