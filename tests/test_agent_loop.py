@@ -600,13 +600,35 @@ def test_a_yes_to_is_anyone_with_no_person_found_is_rewritten_to_no(embedded_too
     # the program answers from the cup it found; one more find("person") in the real photo finds no one
     program = code('cups = ImagePatch(image).find("cup")\nfinal_answer = bool_to_yesno(len(cups) > 0)')
     question = "Is anybody sipping from the cup?"
-    agent = make_agent(RoleScript(reasoner=[program]), embedded_toolbox, sandbox, mode="vipergpt")
+    # the rewrite alone (the check that refuses a yes resting on the cup's find alone switched off)
+    agent = HydraAgent(AgentConfig(mode="vipergpt"), RoleScript(reasoner=[program]).chat, embedded_toolbox, sandbox,
+                       disabled_checks=["existence_for_state"])
     result = agent.run(str(photo("coffee")), question)
     assert result.ok, result.error
     assert result.answer == "no"
     assert [(c["check"], c["answer"], c.get("to")) for c in result.checks] == [("nobody_there", "yes", "no")]
     assert 'find("person") found no one' in result.steps[0].feedback
+    # with it, the yes is refused first; no one is there, so the answer is still no
+    both = make_agent(RoleScript(reasoner=[program]), embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), question)
+    assert both.answer == "no" and [c["check"] for c in both.checks] == ["existence_for_state", "nobody_there"]
     # switched off by name, the program's own answer stands
     off = HydraAgent(AgentConfig(mode="vipergpt"), RoleScript(reasoner=[program]).chat, embedded_toolbox, sandbox,
-                     disabled_checks=["nobody_there"])
+                     disabled_checks=["nobody_there", "existence_for_state"])
     assert off.run(str(photo("coffee")), question).answer == "yes"
+
+
+def test_grounding_whose_names_find_nothing_ends_on_the_detectors_likeliest_box(embedded_toolbox, sandbox, photo):
+    from hydra_vr.agent.roles import fallback_program
+
+    # an expression names a thing that is there: where no tool finds anything for its names, the fallback's
+    # second pass takes the detector's likeliest box below its threshold, and says it was presumed
+    assert "presumed=True" in fallback_program("the mug on the desk", "grounding")
+    empty = code('image_patch = ImagePatch(image)\nmugs = image_patch.find("cup")\n'
+                 'final_answer = mugs[0] if mugs else image_patch')
+    script = RoleScript(planner=[plan("Find the mug")], reasoner=[empty] * 3)
+    agent = make_agent(script, embedded_toolbox, sandbox, mode="no_rl", num_options=3, hydra={"whole_query": 0.5})
+    image = photo("astronaut")
+    result = agent.run(str(image), "the mug on the desk", task="grounding")
+    [likeliest] = embedded_toolbox.backend("detector").likeliest(Image.open(image).convert("RGB"), ["cup"])
+    assert result.ok and result.boxes == [likeliest.box.to_list()]
+    assert "presumed there" in result.steps[0].observation and result.steps[0].attempts[-1].fallback

@@ -28,7 +28,7 @@ class FakeToolbox:
         self.calls: list[tuple] = []
         self.sides: list[tuple] = []  # which sides of each simple_query image lie on the photo frame
 
-    def find(self, image: Image.Image, name: str) -> list[Detection]:
+    def find(self, image: Image.Image, name: str, presumed: bool = False) -> list[Detection]:
         self.calls.append(("find", image.size, name))
         if not name:
             raise ValueError("find() needs a non-empty object name")
@@ -343,13 +343,14 @@ def test_a_crop_reaches_the_parent_saying_which_of_its_sides_the_photo_frame_cut
 def test_tool_server_refuses_malformed_requests(fake: FakeToolbox) -> None:
     server = ToolServer()
     server.images = {"img1": Image.new("RGB", (20, 10))}
-    assert server.answer(fake, "find", (("imgref", "img1", (0, 0, 10, 10)), "cup"))[0] == "tool_ok"
+    assert server.answer(fake, "find", (("imgref", "img1", (0, 0, 10, 10)), "cup", False))[0] == "tool_ok"
     for op, args in [
+        ("find", (("imgref", "img1", (0, 0, 10, 10)), "cup")),  # the proxy always sends every argument
         ("__init__", ()),
         ("recording", ()),
-        ("find", (("imgref", "img9", None), "cup")),
-        ("find", (("imgref", "img1", (0, 0, 1.5, 2)), "cup")),
-        ("find", (("pixels", "RGB", 2, 2, b"123"), "cup")),
+        ("find", (("imgref", "img9", None), "cup", False)),
+        ("find", (("imgref", "img1", (0, 0, 1.5, 2)), "cup", False)),
+        ("find", (("pixels", "RGB", 2, 2, b"123"), "cup", False)),
         ("find", ("not an image",)),
     ]:
         reply = server.answer(fake, op, args)

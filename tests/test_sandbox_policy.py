@@ -18,7 +18,7 @@ from hydra_vr.sandbox import ProgramResult, Sandbox
 class FindOnly:
     """A toolbox double with one operation (enough to see monkeypatching attempts fail)."""
 
-    def find(self, image: Image.Image, name: str) -> list[Detection]:
+    def find(self, image: Image.Image, name: str, presumed: bool = False) -> list[Detection]:
         return [Detection(Box(1, 2, 11, 12), name, 0.5, "fake")]
 
 

@@ -229,3 +229,24 @@ def test_models_load_once_and_are_shared(embedded_toolbox, photo):
     session = detector._session
     embedded_toolbox.find(img, "cup")
     assert embedded_toolbox.backend("detector") is detector and detector._session is session
+
+
+def test_a_thing_presumed_there_gets_the_detectors_likeliest_box_below_its_threshold(embedded_toolbox, photo):
+    image = Image.open(photo("astronaut")).convert("RGB")
+    detector = embedded_toolbox.backend("detector")
+    assert detector.detect(image, ["cup"]) == []  # nothing of the class clears the threshold
+    [best] = detector.likeliest(image, ["cup"])
+    assert best.label == "cup" and detector.likeliest_floor <= best.score < detector.score_threshold
+    boxes, scores = detector.raw_detections(image)
+    assert best.score == pytest.approx(float(scores[:, 41].max()))  # the class's best cell, whatever its score
+    assert detector.likeliest(image, ["giraffe"]) == []  # under the floor: no guess at all
+    assert detector.likeliest(image, ["nebula"]) == []  # no class for the name
+    # the toolbox asks for it only when told the thing is there and every tool found nothing; the call says so
+    with embedded_toolbox.recording() as calls:
+        assert embedded_toolbox.find(image, "cup") == []
+        presumed = embedded_toolbox.find(image, "cup", presumed=True)
+        people = embedded_toolbox.find(image, "person", presumed=True)
+    assert [d.box.to_list() for d in presumed] == [best.box.to_list()]
+    assert calls[1].args == {"name": "cup", "presumed": True} and calls[1].meta["presumed"]
+    assert "presumed there" in calls[1].meta["mapping"]
+    assert people and people[0].score >= detector.score_threshold and not calls[2].meta.get("presumed")

@@ -139,12 +139,19 @@ def fallback_program(query: str, task: Task) -> str:
     """A ViperGPT-style last resort when every generated program failed."""
     if task == "grounding":
         # The first name the detector finds anything for (the head noun usually comes first: "the girl
-        # in the yellow raincoat"); the expression then picks among those boxes; the whole image at worst.
+        # in the yellow raincoat"); the expression then picks among those boxes. Where no name finds anything,
+        # the thing is still there (the expression names it): the detector's likeliest box for the first name it
+        # has a class for. The whole image at worst.
+        names = expression_names(query)
         return (
             "image_patch = ImagePatch(image)\n"
             "candidates = []\n"
-            f"for name in {expression_names(query)!r}:\n"
+            f"for name in {names!r}:\n"
             "    candidates = image_patch.find(name)\n"
+            "    if candidates:\n"
+            "        break\n"
+            f"for name in ([] if candidates else {names!r}):\n"
+            "    candidates = image_patch.find(name, presumed=True)\n"
             "    if candidates:\n"
             "        break\n"
             f"final_answer = best_image_match(candidates, [{query!r}]) if candidates else image_patch\n"

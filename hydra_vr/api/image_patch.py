@@ -176,7 +176,7 @@ class ImagePatch:
         return f"ImagePatch{tag}({self.x1:.0f}, {self.y1:.0f}, {self.x2:.0f}, {self.y2:.0f})"
 
     # --------------------------------------------------------------- API proper
-    def find(self, object_name: str) -> list[ImagePatch]:
+    def find(self, object_name: str, *, presumed: bool = False) -> list[ImagePatch]:
         """Return patches of every ``object_name`` found inside this patch, most confident first.
 
         Returns an empty list when there is none. Shapes ("circle", "triangle", "rectangle") and round
@@ -188,7 +188,9 @@ class ImagePatch:
             >>> # the text on the sign
             >>> signs = image_patch.find("text")
         """
-        dets = self._tools().find(self.cropped_image, object_name)
+        # presumed (not in the prompt: keyword-only): grounding's last resort, the thing is known to be there
+        tools = self._tools()
+        dets = tools.find(self.cropped_image, object_name, presumed=True) if presumed else tools.find(self.cropped_image, object_name)
         return [self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets]
 
     def exists(self, object_name: str) -> bool:

@@ -36,6 +36,7 @@ from hydra_vr.api.tools import (
     Detector,
     FaceDetector,
     ImageTextMatcher,
+    LikeliestDetector,
     Localizer,
     TextReader,
     ToolContext,
@@ -155,11 +156,13 @@ class VisionToolbox:
             self._recording.reset(token)
 
     # -------------------------------------------------------------- operations
-    def find(self, image: Image.Image, name: str) -> list[Detection]:
-        """Objects called ``name`` in ``image``, best first, boxes in ``image`` pixels."""
+    def find(self, image: Image.Image, name: str, presumed: bool = False) -> list[Detection]:
+        """Objects called ``name`` in ``image``, best first, boxes in ``image`` pixels. ``presumed``: the thing is
+        known to be there (a referring expression names it): where every tool finds nothing, the detector's
+        likeliest box for the name below its threshold (:meth:`look_for`)."""
         t0 = time.perf_counter()
-        dets, meta = self.look_for(image, name)
-        self._record("find", {"name": name}, dets, t0, **meta)
+        dets, meta = self.look_for(image, name, presumed=presumed)
+        self._record("find", {"name": name, **({"presumed": True} if presumed else {})}, dets, t0, **meta)
         return dets
 
     def names_label(self, name: str, label: str | None) -> bool:
@@ -173,7 +176,7 @@ class VisionToolbox:
         map_name = getattr(self.backend("detector"), "map_name", None) if self.has("detector") else None
         return map_name is not None and label in getattr(map_name(name), "classes", ())
 
-    def look_for(self, image: Image.Image, name: str) -> tuple[list[Detection], dict[str, Any]]:
+    def look_for(self, image: Image.Image, name: str, presumed: bool = False) -> tuple[list[Detection], dict[str, Any]]:
         """find() without a record of the call: (detections best first, how they were looked for).
 
         ``meta["unsearchable"]`` marks a name no tool can look for (an empty result says nothing about
@@ -236,6 +239,12 @@ class VisionToolbox:
                     meta["measured"] = True  # no pixel of that colour: no such thing
                 else:
                     meta["unsearchable"] = True  # an empty result says nothing about the scene
+            if not dets and presumed and isinstance(detector, LikeliestDetector) and (dets := detector.likeliest(image, [name])):
+                # a grounding's thing is in the photo: the detector's best guess beats no box at all
+                meta["mapping"] = (f"{meta.get('mapping') or repr(name)}; nothing cleared the detector's threshold, and the "
+                                   f"thing is presumed there: its likeliest {dets[0].label} box (score {dets[0].score:.2f})")
+                meta["presumed"] = True
+                meta.pop("unsearchable", None)
             if not dets and meta.get("mapping"):
                 log.info("find(%r): %s", name, meta["mapping"])
         dets.sort(key=lambda d: d.score, reverse=True)

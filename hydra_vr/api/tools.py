@@ -52,6 +52,14 @@ class Detector(Protocol):
 
 
 @runtime_checkable
+class LikeliestDetector(Protocol):
+    """A detector that can name its likeliest box for a query below its own confidence threshold: for a thing
+    known to be in the photo (a referring expression names it) that no detection clears the threshold for."""
+
+    def likeliest(self, image: Image.Image, queries: Sequence[str]) -> list[Detection]: ...
+
+
+@runtime_checkable
 class FaceDetector(Protocol):
     def detect_faces(self, image: Image.Image) -> list[Detection]: ...
 

@@ -66,7 +66,9 @@ def textualize_call(call: ToolCallRecord) -> str:
     if call.tool == "find":
         dets: list[Detection] = r or []
         if dets:
-            return TEMPLATES["find_some"].format(name=a["name"], n=len(dets), items=_detections(dets))
+            line = TEMPLATES["find_some"].format(name=a["name"], n=len(dets), items=_detections(dets))
+            # a box below the detector's threshold, for a thing presumed there: say so, it is a guess
+            return f"{line} (presumed there: {call.meta['mapping']})" if call.meta.get("presumed") else line
         why = f" ({call.meta['mapping']})" if "not" in str(call.meta.get("mapping", "")) else ""
         return TEMPLATES["find_none"].format(name=a["name"], why=why)
     if call.tool == "verify_property":

@@ -64,7 +64,8 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> list[int
 
 class NanoDetDetector:
     """COCO-80 detector. Options: score_threshold, iou_threshold, max_detections, model_path,
-    num_threads, embedding_fallback (map unknown names by MiniLM similarity), verify_checksum."""
+    num_threads, embedding_fallback (map unknown names by MiniLM similarity), verify_checksum, likeliest_floor
+    (the least score of :meth:`likeliest`'s box)."""
 
     def __init__(
         self,
@@ -78,10 +79,14 @@ class NanoDetDetector:
         embedding_fallback: bool = False,
         embedding_threshold: float = 0.62,
         verify_checksum: bool = True,
+        likeliest_floor: float = 0.05,
     ) -> None:
         self.ctx = ctx or ToolContext()
         self.score_threshold = score_threshold
         self.iou_threshold = iou_threshold
+        # COCO evaluation drops detections under 0.05 (mmdetection's test-time score_thr): below it a box is no
+        # guess at all (a giraffe on a photo of coffee cups scores 0.02)
+        self.likeliest_floor = likeliest_floor
         self.max_detections = max_detections
         self.model_path = Path(model_path) if model_path else default_model_path()
         self.num_threads = num_threads
@@ -173,6 +178,21 @@ class NanoDetDetector:
                 found.append(Detection(Box(*map(float, b)), COCO_CLASSES[cid], float(cls_scores[i]), "nanodet"))
         found.sort(key=lambda d: d.score, reverse=True)
         return found[: self.max_detections]
+
+    def likeliest(self, image: Image.Image, queries: Sequence[str]) -> list[Detection]:
+        """The one candidate box of the queries' classes that scores highest, below the threshold too (none when
+        no query maps to a class, or it scores under ``likeliest_floor``): what the detector would say is there if
+        it had to say."""
+        classes = {COCO_CLASSES.index(c): q for q in queries for c in self.mapper.map(q).classes}
+        if not classes:
+            return []
+        boxes, scores = self.raw_detections(image)
+        ids = list(classes)
+        cell, col = np.unravel_index(int(np.argmax(scores[:, ids])), (scores.shape[0], len(ids)))
+        b, cid = boxes[cell], ids[col]
+        if b[2] - b[0] < 1 or b[3] - b[1] < 1 or scores[cell, cid] < self.likeliest_floor:
+            return []
+        return [Detection(Box(*map(float, b)), COCO_CLASSES[cid], float(scores[cell, cid]), "nanodet", query=classes[cid])]
 
     def explain(self, name: str) -> str:
         return self.mapper.map(name).reason
