@@ -65,7 +65,7 @@ def test_a_class_the_detector_missed_and_the_classifier_sees_gets_the_detectors_
     with tb.recording() as calls:
         [found] = tb.find(image, "ball")
     # where: the detector's box of its class; that it is there: the classifier's score
-    assert found.box.to_list() == _TIGHT and found.score == 0.7
+    assert found.box.to_list() == _TIGHT and found.score == 0.7 and found.label == "soccer ball"
     assert "likeliest" in calls[0].meta["mapping"] and not calls[0].meta.get("presumed")
     # a detector without a likeliest box leaves the classifier's region
     plain = _toolbox(seen=True, guess=False)

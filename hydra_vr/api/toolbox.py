@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import logging
 import re
 import threading
@@ -219,8 +220,8 @@ class VisionToolbox:
                     dets, how = seen
                     if dets and isinstance(detector, LikeliestDetector) and (best := detector.likeliest(image, [name])):
                         # the classifier says that the thing is there; where, the detector's own best box of the class
-                        # says better than the classifier's coarse region (kept: the classifier's score, that it is there)
-                        dets = [Detection(best[0].box, best[0].label, dets[0].score, best[0].source, query=name), *dets[1:]]
+                        # says better than the classifier's coarse region (kept: its label, the finer name, and its score)
+                        dets = [dataclasses.replace(dets[0], box=best[0].box), *dets[1:]]
                         how += f"; the first box is the detector's likeliest {best[0].label} box (its score {best[0].score:.2f})"
                     meta["mapping"] = f"{meta.get('mapping') or repr(name)}; the detector found none, {how}"
             if map_name is not None and not map_name(name):
