@@ -77,6 +77,10 @@ class Firing:
 
 
 # ------------------------------------------------------------------------------------------ the checks
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower())
+
+
 def find_counts(calls: Sequence[Any], *, settled: bool = False) -> list[tuple[str, int]]:
     """(name, how many came back) of each find(); ``settled``: only those that are evidence about the scene
     (api.tools.search_settles)."""
@@ -130,7 +134,7 @@ def _uncoloured_count(ev: Evidence, frame: QuestionFrame | None, answer: str) ->
         return None
 
     def says_colour(call: Any) -> bool:
-        words = re.findall(r"[a-z]+", " ".join(str(v) for v in (call.args or {}).values()).lower())
+        words = _words(" ".join(str(v) for v in (call.args or {}).values()))
         return any(w in colours for w in words) or call.tool == "verify_property"
 
     if any(says_colour(c) for c in ev.calls):
@@ -140,7 +144,7 @@ def _uncoloured_count(ev: Evidence, frame: QuestionFrame | None, answer: str) ->
         return None
     thing = wn.singular(nouns[0])  # "green apples sit ...": the first noun after the colours
     for c in reversed(ev.calls):
-        words = re.findall(r"[a-z]+", str((c.args or {}).get("name", "")).lower())
+        words = _words(str((c.args or {}).get("name", "")))
         if c.tool == "find" and words and wn.singular(words[-1]) == thing and len(c.result or []) == int(answer) > 0:
             name = " ".join(words)
             return (f"{answer!r} is how many find({name!r}) returned, every {thing} whatever its colour; the question "
@@ -269,7 +273,7 @@ def _place_from_depth(ev: Evidence, frame: QuestionFrame | None, answer: str) ->
 def _names_it(words: Sequence[str], text: str) -> bool:
     """Whether ``text`` names one of the thing's ``words``: the word itself (a colour too), or a noun WordNet
     relates to it (a kind, a group or a sibling of it; :func:`hydra_vr.lexicon.wordnet.related`)."""
-    said = re.findall(r"[a-z]+", str(text).lower())
+    said = _words(str(text))
     return any(w in said or (not is_color_name(w) and any(wn.related(w, s) for s in said if wn.is_noun(s)
                                                             and not is_color_name(s))) for w in words)
 
@@ -319,7 +323,7 @@ def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str)
     presence = frame.presence
     if presence is None or answer not in ("yes", "no"):
         return None
-    words = [w for w in re.findall(r"[a-z]+", presence.thing.lower())
+    words = [w for w in _words(presence.thing)
              if w not in wn.GENERIC_NOUNS and (wn.is_noun(w) or is_color_name(w))]
     if not words:
         return None  # "is there anything": every search is about it
@@ -340,10 +344,6 @@ def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str)
     why = "the calls showed the opposite" if opposite in shown else "no tool call showed that"
     return (f"{answer!r} says {claim} {presence.thing}, but {why} (calls: {looked}); "
             f"find({presence.thing!r}) or ask simple_query whether there is one")
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z]+", text.lower())
 
 
 def _existence_for_state(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:

@@ -189,8 +189,7 @@ class ImagePatch:
             >>> signs = image_patch.find("text")
         """
         # presumed (not in the prompt: keyword-only): grounding's last resort, the thing is known to be there
-        tools = self._tools()
-        dets = tools.find(self.cropped_image, object_name, presumed=True) if presumed else tools.find(self.cropped_image, object_name)
+        dets = self._tools().find(self.cropped_image, object_name, presumed)
         return [self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets]
 
     def exists(self, object_name: str) -> bool:
