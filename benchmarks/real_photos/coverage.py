@@ -1,6 +1,6 @@
 """What the offline tools can ground at all: the ceiling of Acc@0.5 on the labelled expressions.
 
-    python benchmarks/real_photos/coverage.py [--config default] [--show]
+    python benchmarks/real_photos/coverage.py [--config default] [--split dev|test|all] [--show]
 
 No LLM. For every grounding expression of ``questions.jsonl`` it takes the expression's names (the
 same ``expression_names`` the grounding fallback uses), asks which of them the toolbox can look
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -32,26 +33,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
     parser.add_argument("--config", default="default")
+    parser.add_argument("--split", choices=("dev", "test", "all"), default="all",
+                        help="one half of the labelled set (each question's split field); --show only for dev")
     parser.add_argument("--show", action="store_true", help="one line per expression")
     args = parser.parse_args()
+    if args.show and args.split != "dev":
+        parser.error("--show prints per-expression results: only for --split dev (test is report-only)")
 
     from PIL import Image
 
     from hydra_vr.api.names import expression_names
     from hydra_vr.api.choose import choose, cue
     from hydra_vr.api.toolbox import VisionToolbox
-    from hydra_vr.assets import resolve_image
+    sys.path.insert(0, str(HERE))
+    from fetch_photos import image_file
     from hydra_vr.config import load_config
     from hydra_vr.eval.metrics import box_iou
 
     cfg = load_config(args.config)
     tb = VisionToolbox(cfg.vision, cache_dir=cfg.cache_path)
     rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if "box" in r]
+    rows = [r for r in rows if "box" in r and args.split in ("all", r.get("split"))]
     verdicts: Counter[str] = Counter()
     told: dict[str, list[tuple[float | None, float]]] = {"place": [], "worn": []}  # (IoU of the pick or None, oracle IoU)
     for row in rows:
-        image = Image.open(resolve_image(row["image"])).convert("RGB")
+        image = Image.open(image_file(row["image"])).convert("RGB")
         with tb.recording() as calls:  # find() says itself when it cannot look for a name
             for name in expression_names(row["question"]):
                 tb.find(image, name)
@@ -79,7 +85,7 @@ def main() -> None:
             print(f"{row['id']:<18} {row['question'][:42]:<42} {verdict:<28} IoU {best:4.2f}{shown} "
                   f"{best_name or '-':<10} searchable: {', '.join(usable) or '-'}")
     n = len(rows)
-    print(f"\n{n} grounding expressions ({args.questions.name}), tools of config {args.config!r}:")
+    print(f"\n{n} grounding expressions ({args.questions.name}, split {args.split}), tools of config {args.config!r}:")
     for verdict in ("found (oracle IoU >= 0.5)", "searchable, no box overlaps", "no searchable name"):
         print(f"  {verdict:<28} {verdicts[verdict]:3d}  ({100 * verdicts[verdict] / n:.1f}%)")
     print(f"ceiling of Acc@0.5 with these tools and a perfect choice among their boxes: "

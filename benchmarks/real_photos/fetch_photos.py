@@ -224,6 +224,16 @@ def photo_path(name: str) -> pathlib.Path:
     return fetch([name], entries)[name]
 
 
+def image_file(ref: str) -> str:
+    """A questions.jsonl image reference as a file path: ``photo:NAME`` (a held-out photo, fetched if needed),
+    ``sample:NAME`` (a packaged sample image) or a path as it is."""
+    if ref.startswith("photo:"):
+        return str(photo_path(ref.split(":", 1)[1]))
+    from hydra_vr.assets import resolve_image
+
+    return str(resolve_image(ref))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="photo names (default: all in photos.yaml)")

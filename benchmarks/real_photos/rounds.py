@@ -36,9 +36,9 @@ def _resolved(row: dict) -> dict:
     image = str(row.get("image", ""))
     if image.startswith("photo:"):
         sys.path.insert(0, str(HERE))
-        from fetch_photos import photo_path
+        from fetch_photos import image_file
 
-        return {**row, "image": str(photo_path(image.split(":", 1)[1]))}
+        return {**row, "image": image_file(image)}
     return row
 
 
