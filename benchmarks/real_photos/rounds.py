@@ -35,7 +35,8 @@ def _resolved(row: dict) -> dict:
     """``photo:NAME`` (a held-out photo of photos.yaml) as the cached file's absolute path, fetched if needed."""
     image = str(row.get("image", ""))
     if image.startswith("photo:"):
-        sys.path.insert(0, str(HERE))
+        if str(HERE) not in sys.path:  # once, not once per photo row
+            sys.path.insert(0, str(HERE))
         from fetch_photos import image_file
 
         return {**row, "image": image_file(image)}
