@@ -201,6 +201,27 @@ def test_variables_are_reported_with_boxes(fresh: Sandbox, picture: str) -> None
     assert not res.has_final_answer and res.final_answer is None
 
 
+def test_a_found_list_used_as_one_patch_reads_its_most_confident_patch(fresh: Sandbox, fake: FakeToolbox,
+                                                                       picture: str) -> None:
+    # Programs often write `lamp = find("lamp")` and then `lamp.simple_query(...)`: the list stands for its first patch.
+    res = fresh.run("lamps = ImagePatch(image).find('lamp')\nleft = lamps.x1\nsub = lamps.find('switch')\n"
+                    "final_answer = lamps.simple_query('Is it lit?')", picture)
+    assert res.ok, res.error
+    by_name = {v.name: v for v in res.variables}
+    assert by_name["lamps"].type == "list[ImagePatch]" and by_name["left"].repr == "120.0"
+    assert by_name["sub"].boxes[0] == [168.0, 24.0, 206.4, 64.0]  # searched inside the first lamp, not the photo
+    assert fake.calls[-1][:2] == ("simple_query", (96, 80))  # the first lamp's crop
+    # Nothing found: still an error that names what was searched for; list methods and private names are as before.
+    empty = fresh.run("none = ImagePatch(image).find('nothing')\nn = len(none)\nx = none.simple_query('What is it?')", picture)
+    assert (empty.ok, empty.error_kind) == (False, "runtime")
+    assert "find('nothing') found nothing" in empty.error and {v.name for v in empty.variables} >= {"none", "n"}
+    assert fresh.run("c = ImagePatch(image).find('cup')\nc.append(1)\nfinal_answer = c.count(1)", picture).final_answer == 1
+    private = fresh.run("c = ImagePatch(image).find('cup')\nt = c._toolbox", picture)
+    assert private.error_kind == "policy"
+    other = fresh.run("c = ImagePatch(image).find('cup')\nt = c.no_such_thing", picture)
+    assert other.error_kind == "runtime" and "'list' object has no attribute 'no_such_thing'" in other.error
+
+
 def test_variables_persist_across_steps_and_only_changes_are_reported(fresh: Sandbox, picture: str) -> None:
     first = fresh.run("cups = ImagePatch(image).find('cup')\ncount = 0\nnames = []", picture)
     assert first.ok

@@ -190,7 +190,8 @@ class ImagePatch:
         """
         # presumed (not in the prompt: keyword-only): grounding's last resort, the thing is known to be there
         dets = self._tools().find(self.cropped_image, object_name, presumed)
-        return [self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets]
+        return Patches((self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets),
+                       object_name)
 
     def exists(self, object_name: str) -> bool:
         """Return True if at least one ``object_name`` is in this patch.
@@ -318,6 +319,39 @@ class ImagePatch:
             >>> answer = image_patch.llm_query(f"Which country is {food} from?", long_answer=False)
         """
         return self._tools().llm_query(question, long_answer=long_answer)
+
+
+# What a program may read on a patch: the public API plus the attributes __init__ sets.
+PATCH_FIELDS: frozenset[str] = frozenset(
+    {n for n in vars(ImagePatch) if not n.startswith("_")}
+    | {"x1", "y1", "x2", "y2", "original_image", "parent", "label", "score"}
+)
+
+
+class Patches(list):  # type: ignore[type-arg]  # list[ImagePatch]; a generic base would not pickle as plainly
+    """What ``find()`` returns: a list of patches, most confident first.
+
+    Programs often treat the result as the one thing they asked for (``find("kettle").simple_query(...)``):
+    a patch attribute read on the list is read on its first, most confident patch. On an empty list it
+    raises, naming what was not found, so "nothing found" stays an error the program cannot hide.
+    """
+
+    __slots__ = ("query",)
+
+    def __init__(self, patches: Any = (), query: str = "") -> None:
+        super().__init__(patches)
+        self.query = query
+
+    def __getattr__(self, name: str) -> Any:  # only called for names a list does not have
+        if name not in PATCH_FIELDS:
+            raise AttributeError(f"'list' object has no attribute {name!r}")
+        if not self:
+            raise AttributeError(f"find({self.query!r}) found nothing, so the empty list has no {name!r}: "
+                                 "check `if patches:` before using patches[0]")
+        return getattr(self[0], name)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickles as what it is: a list with the name searched for
+        return (Patches, (list(self), self.query))
 
 
 def bind_toolbox(toolbox: VisionToolbox) -> type[ImagePatch]:

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from PIL import Image
 
-from hydra_vr.api.image_patch import ImagePatch, bind_toolbox
+from hydra_vr.api.image_patch import PATCH_FIELDS, ImagePatch, bind_toolbox
 from hydra_vr.api.operations import tool_operations, toolbox_signature
 from hydra_vr.api.types import Box
 from hydra_vr.sandbox.wire import BOX, IMAGE_PIXELS, IMAGE_REF, recv_trusted, send
@@ -132,12 +132,9 @@ def make_patch_class(toolbox: ProxyToolbox, refuse: Callable[[str], NoReturn]) -
     )
 
 
-# What programs may read on patches and PIL images (everything else is refused by the policy).
-# Patches: the public API of ImagePatch as it stands, plus the attributes __init__ sets.
-PATCH_ATTRIBUTES: frozenset[str] = frozenset(
-    {n for n in vars(ImagePatch) if not n.startswith("_")}
-    | {"x1", "y1", "x2", "y2", "original_image", "parent", "label", "score"}
-)
+# What programs may read on patches and PIL images (everything else is refused by the policy). find()'s list
+# needs no entry: it reads only these names, on its first patch (api.image_patch.Patches).
+PATCH_ATTRIBUTES: frozenset[str] = PATCH_FIELDS
 IMAGE_ATTRIBUTES: frozenset[str] = frozenset({
     "size", "width", "height", "mode", "crop", "resize", "rotate", "transpose", "convert", "copy",
     "getpixel", "getbbox", "getcolors", "getextrema", "histogram", "split", "getchannel",

@@ -11,7 +11,7 @@ import reprlib
 from types import BuiltinFunctionType, FunctionType, ModuleType
 from typing import Any
 
-from hydra_vr.api.image_patch import ImagePatch
+from hydra_vr.api.image_patch import ImagePatch, Patches
 from hydra_vr.sandbox.policy import PROGRAM_FILENAME
 from hydra_vr.sandbox.proxy import ToolError
 
@@ -43,13 +43,14 @@ def is_reported(value: Any) -> bool:
 
 def describe(name: str, value: Any) -> dict[str, Any]:
     """A VariableInfo as a dict: name, type, short repr, and boxes of patches."""
-    kind = "str" if isinstance(value, str) else type(value).__name__  # a simple_query Reply is text to the reader
+    # a simple_query Reply is text to the reader, find's Patches a list
+    kind = "str" if isinstance(value, str) else "list" if isinstance(value, Patches) else type(value).__name__
     info: dict[str, Any] = {"name": name, "type": kind, "repr": short_repr(value)}
     if isinstance(value, ImagePatch):
         info["type"] = "ImagePatch"
         info["box"] = value.box
     elif isinstance(value, (list, tuple)) and value and all(isinstance(v, ImagePatch) for v in value[:MAX_ITEMS]):
-        info["type"] = f"{type(value).__name__}[ImagePatch]"
+        info["type"] = f"{kind}[ImagePatch]"
         info["boxes"] = [v.box for v in value[:MAX_ITEMS]]
     return info
 
