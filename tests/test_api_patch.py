@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from PIL import Image
@@ -18,6 +20,7 @@ from hydra_vr.api import (
     sort_patches_left_to_right,
     sort_patches_top_to_bottom,
 )
+from hydra_vr.api.image_patch import Patches
 from hydra_vr.api.spec import render_api
 
 
@@ -38,6 +41,19 @@ def test_patch_geometry(image):
     assert c.overlaps_with(50, 70, 90, 90) and not c.overlaps_with(61, 0, 90, 90)
     # Boxes are clipped to the image.
     assert ImagePatch(image, -5, -5, 500, 50).box == [0, 0, 200, 50]
+
+
+def test_a_list_of_patches_reads_as_its_first_and_pickles_with_what_was_searched(image):
+    first, second = ImagePatch(image, 0, 0, 50, 50, label="kite"), ImagePatch(image, 100, 0, 200, 100, label="kite")
+    found = Patches([first, second], "kite")
+    assert (found.x2, found.box, found.label, len(found), found[1] is second) == (50, [0, 0, 50, 50], "kite", 2, True)
+    again = pickle.loads(pickle.dumps(found))
+    assert type(again) is Patches and again.query == "kite" and again.box == [0, 0, 50, 50]
+    assert type(found[:1]) is list  # a slice is a plain list again: only find()'s own result stands for a patch
+    with pytest.raises(AttributeError, match="find\\('kite'\\) found nothing"):
+        Patches([], "kite").width
+    with pytest.raises(AttributeError, match="no attribute 'wingspan'"):
+        found.wingspan
 
 
 def test_bad_inputs(tmp_path, image):

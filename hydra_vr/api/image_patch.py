@@ -237,8 +237,8 @@ class ImagePatch:
         """
         part = self._box() if self._is_object() else None  # where a part lies in the photo ("on the left?")
         if part is not None and self._beside_me(question):
-            # "What kind of animal is behind the girls?" asked of a girl's crop: the crop holds the man, not
-            # what is behind him (the 1.5B's program got "car" so; the whole photo says "bus")
+            # a question about what is behind or beside this patch's thing, asked of its crop: the crop holds
+            # the thing itself, not its surroundings, so the whole photo answers
             return Reply(self._tools().simple_query(self.original_image, question).text)
         return Reply(self._tools().simple_query(self.cropped_image, question, part, self.original_image.size).text)
 
@@ -328,7 +328,7 @@ PATCH_FIELDS: frozenset[str] = frozenset(
 )
 
 
-class Patches(list):  # type: ignore[type-arg]  # list[ImagePatch]; a generic base would not pickle as plainly
+class Patches(list[ImagePatch]):
     """What ``find()`` returns: a list of patches, most confident first.
 
     Programs often treat the result as the one thing they asked for (``find("kettle").simple_query(...)``):
@@ -349,9 +349,6 @@ class Patches(list):  # type: ignore[type-arg]  # list[ImagePatch]; a generic ba
             raise AttributeError(f"find({self.query!r}) found nothing, so the empty list has no {name!r}: "
                                  "check `if patches:` before using patches[0]")
         return getattr(self[0], name)
-
-    def __reduce__(self) -> tuple[Any, ...]:  # pickles as what it is: a list with the name searched for
-        return (Patches, (list(self), self.query))
 
 
 def bind_toolbox(toolbox: VisionToolbox) -> type[ImagePatch]:
