@@ -139,7 +139,9 @@ def test_attack_is_refused_or_contained(sandbox: Sandbox, picture: str, tmp_path
     target = tmp_path / "pwned"
     env_before, cwd_before = dict(os.environ), os.getcwd()
     sandbox.reset()
-    res = sandbox.run(code.replace(TARGET, str(target)), picture)
+    # A memory attack must be stopped by the memory limit, not the clock: right after a test that freed a
+    # model, this VM can take longer than the fixture's 0.5 s to fault in the bomb's first 200 MB.
+    res = sandbox.run(code.replace(TARGET, str(target)), picture, timeout_s=5.0 if kind == "memory" else None)
     assert (res.ok, res.error_kind) == (False, kind), res.error
     assert res.error and len(res.error) < 1000  # short enough to feed back to the LLM
     if kind == "policy":
