@@ -83,3 +83,21 @@ def test_a_category_question_is_about_the_kind_it_asks_for() -> None:
     frame = parse("Which parrot is sitting on the railing?")
     assert (frame.category, frame.subject) == ("parrot", "parrot")
     assert parse("What colour is the mug on the shelf?").subject == "mug"  # no category: the first noun phrase
+
+
+@pytest.mark.parametrize(("question", "subject", "whole"), [
+    ("What colour is the kitten's collar?", "collar", "kitten"),
+    ("Is the old truck's bumper rusty?", "bumper", "old truck"),
+    ("What colour is the lid of the teapot?", "lid", "teapot"),  # a part before "of"
+    ("What colour is the kite of the boy?", "kite", None),  # not a part: "of" names no whole
+    ("How many apples are in the bowl of fruit?", "apple", None),  # what it counts is the subject
+])
+def test_the_whole_a_part_belongs_to(question: str, subject: str, whole: str | None) -> None:
+    frame = parse(question)
+    assert (frame.subject, frame.whole) == (subject, whole)
+
+
+def test_an_attribute_before_of_names_what_follows() -> None:
+    assert parse("What is the colour of the scooter?").subject == "scooter"
+    assert parse("What is the size of the parcel?").subject == "parcel"
+    assert parse("How many chairs stand in the row of chairs?").subject == "chair"

@@ -263,6 +263,13 @@ def partitive(word: str, kinds: tuple[str, ...] = PARTITIVE_KINDS) -> bool:
     return sense is not None and any(is_a(sense, kind) for kind in kinds)
 
 
+def is_part(word: str) -> bool:
+    """Whether ``word``'s main noun sense names a part of something: WordNet lists a whole it is part of (a cab of a
+    motor vehicle, a roof of a building) or it is a kind of part ("tongue", a body part; "handle")."""
+    sense = main_sense(singular(word))
+    return sense is not None and (bool(sense.part_holonyms()) or is_a(sense, "part"))
+
+
 def clear_noun_sense(word: str) -> Any:
     """:func:`main_sense` of ``word`` where it is clearly the sense meant: the word is no more often an adjective,
     verb or adverb than a noun in the tagged corpus ("white", "have", "upper" are not the person or the berth),

@@ -78,6 +78,8 @@ class QuestionFrame:
     - ``action``: the verb a question asks about its subject's doing ("holding" of "What is the man holding?",
       "sleep" of "Where does this parrot sleep?"), so naming the subject does not answer it; None for a question
       of what the subject is or is called ("What is the blue shape?", "What is the flower called?").
+    - ``whole``: the thing the subject belongs to, where the question names it ("the cat's collar", "the handle of
+      the mug"): a tool may find the whole where it cannot find the part.
     - ``count``: what a "how many" question counts (its words, singular), and ``count_colours``, the colours it
       qualifies them with ("how many red cars" -> ("car",), ("red",)); ``counted``, the same as stems with the
       question's other words (what a program may have counted instead), for the miscount check.
@@ -94,6 +96,7 @@ class QuestionFrame:
     answer: at.AnswerSpec
     category: str | None = None
     subject: str | None = None
+    whole: str | None = None
     action: str | None = None
     count: tuple[str, ...] | None = None
     count_colours: tuple[str, ...] = ()
@@ -127,7 +130,7 @@ class QuestionFrame:
         out: dict[str, object] = {"kind": self.kind}
         if self.answer.options:
             out["options"] = list(self.answer.options)
-        for name in ("category", "subject", "action", "count", "count_colours", "reading", "reason", "negated", "relations"):
+        for name in ("category", "subject", "whole", "action", "count", "count_colours", "reading", "reason", "negated", "relations"):
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value
@@ -220,18 +223,31 @@ def _action(low: str, subject: str | None) -> str | None:
     return None
 
 
-def _subject(question: str) -> str | None:
-    """The thing a question is about: the noun phrase after its first article ("the red bus"), or None. The
-    phrase runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
+def _subject(question: str) -> tuple[str | None, str | None]:
+    """(subject, whole) of a question: the noun phrase after its first article ("the red bus"), or None; and the
+    thing it belongs to where the question names one, by a possessive ("the dog's tongue" -> tongue, dog) or by
+    "of" after a part ("the handle of the mug" -> handle, mug; WordNet says what is a part), else None. The phrase
+    runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
     m = re.search(r"\b(?:the|this|that|these|those|a|an)\s+(.+)$", question.lower())
     if not m:
-        return None
-    return _subject_phrase(_words(m.group(1)))
+        return None, None
+    words = _words(m.group(1))
+    owner = next((i for i, w in enumerate(words[:3]) if w.endswith(("'s", "s'"))), None)
+    if owner is not None:  # "the red car's roof": the roof, of the red car
+        whole = _subject_phrase([*words[:owner], words[owner].removesuffix("'s").removesuffix("'")])
+        subject = _subject_phrase(words[owner + 1:])
+        return (subject, whole) if subject else (whole, None)
+    subject = _subject_phrase(words)
+    rest = words[len(subject.split()):] if subject else []
+    if subject and rest[:1] == ["of"] and wn.is_part(subject.split()[-1]):
+        return subject, _subject_phrase([w for w in rest[1:] if w not in ARTICLES])
+    return subject, None
 
 
-# Before "of", a word for a kind names what follows: "this kind of ball" asks about the ball. A group or an
-# arrangement stays the thing asked about ("the row of seats", "the column of windows" are one thing in a photo).
-_OF_NAMES_WHAT_FOLLOWS = ("category",)
+# Before "of", a word for a kind or an attribute names what follows: "this kind of ball" and "the colour of the
+# car" ask about the ball and the car. A group or an arrangement stays the thing asked about ("the row of seats",
+# "the column of windows" are one thing in a photo).
+_OF_NAMES_WHAT_FOLLOWS = ("category", "attribute")
 
 
 def _subject_phrase(tail: Sequence[str]) -> str | None:
@@ -239,7 +255,7 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
     ends on a noun that is no colour; after a word for a kind and "of", the noun that follows (:func:`_noun_phrase`)."""
     words: list[str] = []
     for i, w in enumerate(tail[:4]):
-        if w == "of" and words and wn.partitive(words[-1], _OF_NAMES_WHAT_FOLLOWS):
+        if w == "of" and words and wn.partitive(_US.get(words[-1], words[-1]), _OF_NAMES_WHAT_FOLLOWS):
             return _noun_phrase([x for x in tail[i + 1:] if x not in ARTICLES]) or " ".join(words)
         if w in _STOP or not (wn.is_noun(w) or wn.is_adjective(w)):
             break
@@ -250,6 +266,9 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
         words.pop()
     return " ".join(words) or None
 
+
+# WordNet's main sense of "colour" is a paint (colouring material); its American spelling is the attribute
+_US = {"colour": "color"}
 
 _STOP = frozenset({"or", "and", "in", "on", "at", "of", "with", "is", "are", "to", "from", "for", "by", "doing", "holding",
                    "wearing", "that", "which", "who", "above", "below", "under", "behind", "near", "beside", "between",
@@ -274,13 +293,16 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
     presence, place, knowledge = at.asked_presence(text), at.asked_place(text), at.asked_knowledge(text)
     # what the question is about: what it looks for, counts, places or names the kind of ("which bird ... on the
     # fence" is about the bird) before any other noun phrase
+    named, whole = _subject(text)
     subject = (presence.thing if presence else " ".join(count) if count else place.thing if place
-               else knowledge.head if knowledge else category if category else _subject(text))
+               else knowledge.head if knowledge else category if category else named)
+    whole = whole if subject == named else None
     return QuestionFrame(
         text=text,
         answer=spec,
         category=category,
         subject=subject,
+        whole=whole,
         action=_action(low, subject),
         count=count,
         count_colours=count_colours or (),

@@ -29,7 +29,7 @@ from hydra_vr.api import text_layout
 from hydra_vr.api.backends import imagenet
 from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext, search_settles
-from hydra_vr.api.types import Answer, Box, object_crop
+from hydra_vr.api.types import Answer, Box, is_object_crop, object_crop
 from hydra_vr.prompts import load_examples, render_prompt
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,8 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     guess from habit ("What color is the plate?" -> white beside "red 51%": the plate is red), and the
     whole patch's colours beside the named thing's are mostly the backdrop's. Of people whose worn part
     the question asks about, the one it places is alone."""
+    if findings.get("part"):  # a part no tool locates: any colour measured on its whole, the small shares too
+        return _with_aliases({share.rsplit(" ", 1)[0] for share in findings["part"]["colors"]})
     named = [o.get("colors") or [] for o in findings.get("relevant") or []]
     worn = findings.get("worn") or {}
     # "the hair of the woman on the left": her colours, not the other woman's too (a small model gave the other's)
@@ -77,8 +79,24 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
             name, pct = share.rsplit(" ", 1)
             if i == 0 or float(pct.rstrip("%")) >= 100 * floor:
                 seen.add(name)
-    seen |= {word for word, base in color_ops.ALIASES.items() if base in seen and word in COLOR_WORDS}
+    return _with_aliases(seen)
+
+
+def _with_aliases(seen: set[str]) -> tuple[str, ...]:
+    """``seen`` and the words that name the same colours ("navy" for blue), sorted."""
+    seen = seen | {word for word, base in color_ops.ALIASES.items() if base in seen and word in COLOR_WORDS}
     return tuple(sorted(seen))
+
+
+_PART_FLOOR = 0.01  # a part's share of its whole: a dog's tongue is about 1% of the dog's box
+
+
+def _part_colors(image: Image.Image, box: list[int] | None) -> list[str]:
+    """The colours of a whole (its box in ``image``, else all of ``image``), every one of at least
+    :data:`_PART_FLOOR` of its pixels, over the whole box: the object mask leaves out a small part of another
+    colour (a tongue, a lamp) as background."""
+    patch = object_crop(image, Box(*box)) if box is not None else image
+    return _named(color_ops.read_colors(patch).shares(top_k=8), _PART_FLOOR)
 
 
 def _measured_options(options: Sequence[str], seen: Sequence[str]) -> tuple[str, ...]:
@@ -250,6 +268,7 @@ class DescribeVQA:
             subject_colors = _named(subject, 0.2)
             if subject_colors:  # the whole-patch shares would list the background first; say what it is
                 colors = _named(border)
+        part = self._part(image, question, dets) if kind == "color" and not background else None
         texts, regions, big_text = None, [], _BIG_TEXT.search(question) is not None
         # a question for a city or a country reads signs too: a city's name is often painted on its trams
         # ... and so does a yes/no question about what a thing is: "Is the car electric?" may be written on
@@ -269,6 +288,7 @@ class DescribeVQA:
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
                 "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
+                "part": part,
                 "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question,
                 "classified": [(ls.label, ls.score) for ls in classified],  # not shown: what _thing_name reads
                 "read": regions,  # not shown: the OCR lines a reading answer is put back into (``_as_written``)
@@ -329,6 +349,26 @@ class DescribeVQA:
             return None
         found = [f"{d.label} at {[int(v) for v in d.box.to_list(0)]}" for d in dets[:5]]
         return {"name": asked.thing, "count": len(dets), "found": found, "negated": asked.negated, "where": asked.where}
+
+    def _part(self, image: Image.Image, question: str, dets: Sequence[Any]) -> dict | None:
+        """For a colour question about a part of a thing the question names ("the cat's nose", "the handle of the
+        mug": the frame's ``subject`` and ``whole``) that no detection locates itself: the part, the whole and the
+        whole's colours down to :data:`_PART_FLOOR` (:func:`_part_colors`), measured on the whole's best detection,
+        else on the patch where it is a crop (a program's patch of the whole). A part is a small share of its whole,
+        so the whole's main colours, which the answer is otherwise kept to, leave its own colour out. None otherwise."""
+        frame = self._frame(question)
+        if frame is None or not frame.whole or not frame.subject:
+            return None
+        own = set(self._mapper.map(frame.subject).classes)
+        if any(d.label in own for d in dets):
+            return None  # the thing asked about is found itself ("the man's bicycle"): its own colours answer
+        wholes = set(self._mapper.map(frame.whole).classes)
+        found = next((d for d in dets if d.label in wholes), None)
+        if found is None and not is_object_crop(image):
+            return None  # the whole is not located either: nothing to measure the part within
+        label = found.label if found is not None else frame.whole
+        colors = _part_colors(image, [int(v) for v in found.box.to_list(0)] if found is not None else None)
+        return {"part": frame.subject, "whole": label, "colors": colors} if colors else None
 
     def _frame(self, question: str) -> Any:
         """The question's frame, where the context reads questions (``ToolContext.read_question``); else None."""
@@ -414,6 +454,7 @@ class DescribeVQA:
             for ex in load_examples("describe")["examples"]:
                 f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
                      "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None, "worn": None, "background": False,
+                     "part": None,
                      "texts_by_size": False} | ex["findings"]
                 spec = expected_type(ex["question"])
                 f["unchecked"] = _unchecked(spec.kind, f["search"])

@@ -1,0 +1,64 @@
+"""The colour of a part of a thing (the frame's subject and whole): measured on the whole, small shares kept."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PIL import Image, ImageDraw
+
+from hydra_vr.lexicon import wordnet as wn
+
+
+@pytest.mark.parametrize(("word", "part"), [
+    ("tongue", True), ("handle", True), ("roof", True), ("wheel", True),
+    ("dog", False), ("umbrella", False), ("kite", False),
+])
+def test_wordnet_says_what_is_a_part(word: str, part: bool) -> None:
+    assert wn.is_part(word) is part
+
+
+def _describe(toolbox, replies: list[str]):
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.llm.scripted import ScriptedChat
+    from hydra_vr.question import parse
+
+    chat = ScriptedChat(responses=[json.dumps({"answer": r}) for r in replies])
+    return DescribeVQA(ToolContext(toolbox=toolbox, llm=lambda: chat, read_question=parse)), chat
+
+
+def _robot() -> Image.Image:
+    """A program's crop of a grey robot with a small pink button (2% of it)."""
+    from hydra_vr.api.types import mark_object_crop
+
+    robot = Image.new("RGB", (200, 200), (128, 128, 130))
+    ImageDraw.Draw(robot).ellipse((90, 90, 118, 118), fill=(250, 120, 190))
+    return mark_object_crop(robot)
+
+
+def test_a_part_may_have_a_small_share_of_its_wholes_colours(embedded_toolbox) -> None:
+    d, chat = _describe(embedded_toolbox, ["pink"])
+    got = d.answer(_robot(), "What colour is the robot's button?")
+    assert got.text == "pink"
+    assert "pink" in chat.calls[0].json_schema["properties"]["answer"]["enum"]
+    assert "The question asks about the button of the robot" in chat.calls[0].last_user
+
+
+def test_a_whole_no_tool_located_gives_no_part_colours(embedded_toolbox) -> None:
+    scene = _robot().copy()  # the same pixels as a whole photo: no detection and no program's crop of the robot
+    scene.info.clear()
+    d, chat = _describe(embedded_toolbox, ["pink"])
+    d.answer(scene, "What colour is the robot's button?")
+    assert "no tool locates" not in chat.calls[0].last_user
+
+
+def test_a_detected_whole_is_where_its_part_is_measured(embedded_toolbox, photo) -> None:
+    cat = Image.open(photo("chelsea")).convert("RGB")
+    d, chat = _describe(embedded_toolbox, ["black"])
+    d.answer(cat, "What colour is the cat's nose?")
+    assert "The question asks about the nose of the cat" in chat.calls[0].last_user
+    # the thing asked about found by the detector itself answers with its own colours, as before
+    d, chat = _describe(embedded_toolbox, ["orange"])
+    d.answer(cat, "What colour is the cat of the photo?")
+    assert "no tool locates" not in chat.calls[0].last_user
