@@ -225,7 +225,7 @@ def _action(low: str, subject: str | None) -> str | None:
 
 def _subject(question: str) -> tuple[str | None, str | None]:
     """(subject, whole) of a question: the noun phrase after its first article ("the red bus"), or None; and the
-    thing it belongs to where the question names one, by a possessive ("the dog's tongue" -> tongue, dog) or by
+    thing it belongs to where the question names one, by a possessive ("the horse's mane" -> mane, horse) or by
     "of" after a part ("the handle of the mug" -> handle, mug; WordNet says what is a part), else None. The phrase
     runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
     m = re.search(r"\b(?:the|this|that|these|those|a|an)\s+(.+)$", question.lower())

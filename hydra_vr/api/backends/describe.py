@@ -88,7 +88,7 @@ def _with_aliases(seen: set[str]) -> tuple[str, ...]:
     return tuple(sorted(seen))
 
 
-_PART_FLOOR = 0.01  # a part's share of its whole: a dog's tongue is about 1% of the dog's box
+_PART_FLOOR = 0.01  # a part's share of its whole's box: a tongue or a lamp may be 1% of it
 
 
 def _part_colors(image: Image.Image, box: list[int] | None) -> list[str]:
@@ -351,7 +351,7 @@ class DescribeVQA:
         return {"name": asked.thing, "count": len(dets), "found": found, "negated": asked.negated, "where": asked.where}
 
     def _part(self, image: Image.Image, question: str, dets: Sequence[Any]) -> dict | None:
-        """For a colour question about a part of a thing the question names ("the cat's nose", "the handle of the
+        """For a colour question about a part of a thing the question names ("the parrot's beak", "the handle of the
         mug": the frame's ``subject`` and ``whole``) that no detection locates itself: the part, the whole and the
         whole's colours down to :data:`_PART_FLOOR` (:func:`_part_colors`), measured on the whole's best detection,
         else on the patch where it is a crop (a program's patch of the whole). A part is a small share of its whole,
