@@ -84,6 +84,14 @@ def test_part_boxes_from_the_face_and_from_the_person():
     ("the guard in uniform", None),  # a garment, but no colour
     ("the red hat", None),  # the garment itself, not a person told by it
     ("the woman wearing a red hat", ("head", ("red",))),
+    # garments WordNet knows that no word list names, placed by the kind of clothing they are
+    ("the cyclist in the yellow top", ("body", ("yellow",))),
+    ("the hiker in an orange parka", ("body", ("orange",))),
+    ("the child wearing a green beanie", ("head", ("green",))),
+    ("the toddler in red sandals", ("feet", ("red",))),
+    ("the referee in black shorts", ("legs", ("black",))),
+    ("a cat with a white bib", None),  # a cat is no person (WordNet's everyday senses): no garment of one
+    ("the taxi with the yellow top", None),
 ])
 def test_descriptions_that_tell_a_person_by_the_colour_they_wear(text, told):
     assert garments.worn_colors(text) == told

@@ -48,6 +48,8 @@ def test_where_a_description_places_its_thing(text: str, x: float | None, y: flo
         "the dog facing left",
         "the woman in the black tank top",  # clothing
         "the man in the top hat",
+        "the cyclist in the yellow top",  # a top a colour names is worn
+        "the girls in green tops",
         "the cars from left to right",
         "the dog next to the bench",
         "",
@@ -55,6 +57,11 @@ def test_where_a_description_places_its_thing(text: str, x: float | None, y: flo
 )
 def test_descriptions_that_place_nothing(text: str) -> None:
     assert placement(text) is None
+
+
+@pytest.mark.parametrize("text", ["the top blue kite", "the blue kite at the top", "the kite in the top row"])
+def test_a_top_no_colour_names_is_still_a_place(text: str) -> None:
+    assert placement(text) == Placement(y=0.0, words=("top",))
 
 
 _ROW = [[300, 10, 400, 200], [0, 20, 80, 210], [650, 0, 800, 190], [120, 15, 260, 205]]  # by score, not by place

@@ -20,6 +20,7 @@ from PIL import Image
 
 from hydra_vr.answer_types import WEARING
 from hydra_vr.api import colors as color_ops
+from hydra_vr.lexicon import wordnet as wn
 
 Box = Sequence[float]
 
@@ -67,10 +68,23 @@ def worn_part(question: str) -> str | None:
     """The body part a question about clothing asks about ("What does the boy have on his head?" -> head;
     hair counts as the head's), "body" for what someone wears in general, None for a question about
     no garment."""
-    for part, pattern in _PART_WORDS:
-        if pattern.search(question):
-            return part
-    return "body" if WEARING.search(question) else None
+    return _part_named(question) or ("body" if WEARING.search(question) else None)
+
+
+def _part_named(text: str) -> str | None:
+    """The part of the first of :data:`_PART_WORDS` that ``text`` uses, else None."""
+    return next((part for part, pattern in _PART_WORDS if pattern.search(text)), None)
+
+
+def _names_person(text: str) -> bool:
+    """Whether a word of ``text`` (a description's words before "in", "with" or "wearing") names a person in
+    WordNet ("the skier", "the kid"), so that what follows may be what they wear ("the car with the blue hood" is
+    no person's)."""
+    return any(wn.is_a(sense, "person") for w in re.findall(r"[a-z]+", text) if w not in _ARTICLES
+               for sense in wn.noun_senses(wn.singular(w)))  # everyday senses: a dog is no person
+
+
+_ARTICLES = {"the", "a", "an", "this", "that", "one"}
 
 
 def garment(label: str, part: str) -> str | None:
@@ -137,11 +151,27 @@ def worn_colors(text: str) -> tuple[str, tuple[str, ...]] | None:
     colours = tuple(dict.fromkeys(c for w in words if (c := color_ops.canonical_color(w))))
     if not colours:
         return None
-    part = worn_part(text)
+    part = _part_named(text) or (garment_part(words) if _names_person(told[0]) else None) or worn_part(text)
     if part is None:  # "in pink", "dressed in all black": the colour stands for the clothes
         dressed = re.search(r"\b(?:in|wearing|dressed in)\s+(?:all\s+)?([a-z]+)", text.lower())
         part = "body" if dressed and color_ops.canonical_color(dressed.group(1)) else None
     return (part, colours) if part is not None else None
+
+
+# Where WordNet's kinds of clothing are worn, the first that a garment is a kind of (a beanie is headdress, a
+# sandal footwear, jeans trousers); any other clothing is the body's ("a tank top", "a parka", "a top").
+_WORN_KINDS = (("head", "headdress"), ("feet", "footwear"), ("neck", "neckwear"), ("legs", "trouser"), ("legs", "skirt"))
+
+
+def garment_part(words: Sequence[str]) -> str | None:
+    """The body part of the last of ``words`` (the words after "in", "with" or "wearing" of a description) that
+    WordNet knows as clothing in any sense, by :data:`_WORN_KINDS`; None when none is. Any sense: a description
+    puts the word where a garment goes ("the man in the red top"), and a top's garment sense is a rare one."""
+    for word in reversed(words):
+        if color_ops.canonical_color(word) or not wn.could_be_a(word, "clothing"):
+            continue
+        return next((part for part, kind in _WORN_KINDS if wn.could_be_a(word, kind)), "body")
+    return None
 
 
 def worn_share(person: Image.Image, part: str, colours: Sequence[str]) -> float:
@@ -166,4 +196,4 @@ def pick_worn(people: Sequence[Image.Image], part: str, colours: Sequence[str], 
     return order[0] if best >= least and best - second >= margin else None
 
 
-__all__ = ["GARMENTS", "PARTS", "face_of", "garment", "part_box", "pick_worn", "worn_colors", "worn_part", "worn_share"]
+__all__ = ["GARMENTS", "PARTS", "face_of", "garment", "garment_part", "part_box", "pick_worn", "worn_colors", "worn_part", "worn_share"]

@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hydra_vr.api.colors import canonical_color
+
 _LEFT = {"left", "leftmost"}
 _RIGHT = {"right", "rightmost"}
 _TOP = {"top", "topmost", "upper", "uppermost", "highest"}
@@ -51,9 +53,15 @@ class Placement:
         return " ".join(self.words)
 
 
+def _worn_tops(text: str) -> str:
+    """``text`` without the "top" a colour names ("the man in the red top", "white tops"): a garment, not a place
+    ("the top red car", "the red car at the top" keep theirs)."""
+    return re.sub(r"\b([a-z]+)(\s+)(tops?)\b", lambda m: m.group(0) if canonical_color(m.group(1)) is None else m.group(1) + " ", text)
+
+
 def placement(text: str) -> Placement | None:
     """The placement ``text`` names, or None ("the woman in the green jacket": none)."""
-    low = _NAMES.sub(" ", _DIRECTION.sub(" ", text.lower()))
+    low = _worn_tops(_NAMES.sub(" ", _DIRECTION.sub(" ", text.lower())))
     if _RELATION.search(low):
         return None
     words = re.findall(r"[a-z]+", low)
