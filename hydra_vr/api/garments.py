@@ -21,6 +21,7 @@ from PIL import Image
 from hydra_vr.answer_types import WEARING
 from hydra_vr.api import colors as color_ops
 from hydra_vr.lexicon import wordnet as wn
+from hydra_vr.lexicon.words import ARTICLES
 
 Box = Sequence[float]
 
@@ -80,11 +81,8 @@ def _names_person(text: str) -> bool:
     """Whether a word of ``text`` (a description's words before "in", "with" or "wearing") names a person in
     WordNet ("the skier", "the kid"), so that what follows may be what they wear ("the car with the blue hood" is
     no person's)."""
-    return any(wn.is_a(sense, "person") for w in re.findall(r"[a-z]+", text) if w not in _ARTICLES
+    return any(wn.is_a(sense, "person") for w in re.findall(r"[a-z]+", text) if w not in ARTICLES
                for sense in wn.noun_senses(wn.singular(w)))  # everyday senses: a dog is no person
-
-
-_ARTICLES = {"the", "a", "an", "this", "that", "one"}
 
 
 def garment(label: str, part: str) -> str | None:

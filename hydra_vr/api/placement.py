@@ -56,7 +56,7 @@ class Placement:
 def _worn_tops(text: str) -> str:
     """``text`` without the "top" a colour names ("the man in the red top", "white tops"): a garment, not a place
     ("the top red car", "the red car at the top" keep theirs)."""
-    return re.sub(r"\b([a-z]+)(\s+)(tops?)\b", lambda m: m.group(0) if canonical_color(m.group(1)) is None else m.group(1) + " ", text)
+    return re.sub(r"\b([a-z]+)\s+tops?\b", lambda m: m.group(0) if canonical_color(m.group(1)) is None else m.group(1) + " ", text)
 
 
 def placement(text: str) -> Placement | None:
