@@ -140,6 +140,17 @@ class TestLlamaCpp:
         # The model is still usable after an aborted call.
         assert "5" in inner.chat([SYSTEM, ChatMessage("user", "What is 2 + 3? Reply with the number only.")], max_tokens=8).text
 
+    def test_a_last_turn_longer_than_the_context_is_cut_in_its_middle(self, llama: ManagedChatModel) -> None:
+        # ~3,000 tokens of earlier steps between the turn's start and its question, in a 2,048-token context.
+        steps = "\n".join(f"Step {i}: looked at tile {i} and found {i % 7} pebbles." for i in range(220))
+        turn = f"Earlier steps:\n{steps}\nQuestion: what is 2 + 3? Reply with the number only."
+        result = llama.inner.chat([SYSTEM, ChatMessage("user", turn)], max_tokens=8)
+        assert result.meta["prompt_cut_tokens"] > 900
+        assert result.prompt_tokens <= 2048 - 8 and "5" in result.text
+        # A prompt whose stable prefix alone is too long is refused with llama.cpp's own reason.
+        with pytest.raises(LLMError, match="context window"):
+            llama.inner.chat([ChatMessage("system", steps), ChatMessage("user", "What is 2 + 3?")], max_tokens=8)
+
     def test_a_role_prefix_is_not_evaluated_again(self, llama: ManagedChatModel) -> None:
         # ~600 tokens of stable context (the system turn); the second question evaluates only its own turn.
         # Token counts from llama.cpp's own counters, not wall time: other processes may share the CPU.

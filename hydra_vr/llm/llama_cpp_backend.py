@@ -41,6 +41,8 @@ LLAMA_CPP_VERSION = "0.3.36"
 MAX_STATE_WRITES = 16
 # Context parameters that do not change a saved KV state (threads, callbacks, perf counters).
 _STATE_NEUTRAL_PARAMS = re.compile(r"thread|callback|cb_|user_data|sampler|no_perf")
+# Tokens kept spare when a long last turn is cut to fit the context: its marker line, and a retokenised seam.
+_CUT_MARGIN = 48
 
 
 def default_threads() -> int:
@@ -364,6 +366,7 @@ class LlamaCppChat:
                 kwargs["logit_bias"] = dict.fromkeys(self._starting_tokens(llm, avoid), -100.0)
             start = time.perf_counter()
             perf_before = _perf(llm)
+            kwargs["messages"], cut = self._fit_context(llm, kwargs["messages"], int(max_tokens))
             try:
                 state_meta = self._prefix_state(llm, kwargs["messages"])
             except (ValueError, RuntimeError) as exc:  # a decode failure: report it like the call's own
@@ -396,8 +399,37 @@ class LlamaCppChat:
                 # What llama.cpp actually computed: prompt tokens not found in the KV cache, and timings.
                 **{k: perf_after[k] - perf_before[k] for k in perf_after.keys() & perf_before.keys()},
                 **state_meta,
+                **({"prompt_cut_tokens": cut} if cut else {}),
             },
         )
+
+    def _fit_context(self, llm: Any, messages: list[dict[str, str]], max_tokens: int) -> tuple[list[dict[str, str]], int]:
+        """``messages`` with the middle of the last user turn cut, when the prompt leaves the reply less room than
+        ``max_tokens`` (at most a quarter of the context); the tokens cut (0 when nothing was).
+
+        A role's last turn holds the question first and the instruction last, with the steps so far (memory, an
+        earlier program, its error) between: a long run of steps otherwise ends the question with llama.cpp's
+        "exceed context window" error. The stable prefix (system and example turns) is never touched, so its
+        saved state stays valid; when the prefix alone is too long nothing is cut and llama.cpp refuses the call."""
+        if not messages or messages[-1]["role"] != "user":
+            return messages, 0
+        full = self._prompt_tokens(llm, messages)
+        if full is None:
+            return messages, 0
+        room = llm.n_ctx() - min(max(int(max_tokens), 1), llm.n_ctx() // 4)
+        over = len(full) - room
+        if over <= 0:
+            return messages, 0
+        turn = llm.tokenize(messages[-1]["content"].encode("utf-8"), add_bos=False, special=False)
+        cut = over + _CUT_MARGIN
+        keep = len(turn) - cut
+        if keep < _CUT_MARGIN:  # the turn is not what makes the prompt long
+            return messages, 0
+        head = keep // 3  # the question and what the turn starts with; the instruction and newest steps end it
+        text = lambda tokens: llm.detokenize(tokens).decode("utf-8", errors="ignore")
+        shortened = (f"{text(turn[:head])}\n[... {cut} tokens cut here to fit the model's {llm.n_ctx()}-token context ...]\n"
+                     f"{text(turn[len(turn) - (keep - head):])}")
+        return [*messages[:-1], {"role": "user", "content": shortened}], cut
 
     def _starting_tokens(self, llm: Any, words: tuple[str, ...]) -> list[int]:
         """Ids of the vocabulary's tokens that spell the start of one of ``words``, any case, after spaces,
