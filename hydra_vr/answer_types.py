@@ -526,7 +526,7 @@ _TAIL_NOISE = {"side", "one", "ones", "part", "corner", "half", "color", "colour
 _RIGHT_STOP = {"of", "in", "on", "at", "to", "from", "with", "than", "for", "the", "a", "an", "this", "that", "it", "he",
                "she", "they", "here", "there", "now", "today", "and", "its", "his", "her", "their", "my", "your", "our"}
 # A preposition repeated before the second option ("in the box or ON the sofa") is not part of it.
-_LEAD_PREPS = {"at", "in", "on", "to", "from", "by", "near", "inside", "outside", "under", "over", "above", "below", "into"}
+_LEAD_PREPS = {"at", "in", "on", "to", "from", "by", "near", "inside", "outside", "under", "over", "above", "below", "into", "during"}
 _LEFT_STOP = _AUX + ("the", "a", "an", "this", "that", "it", "he", "she", "they", "on", "in", "at", "of", "to",
                      "from", "with", "than", "for", "there", "which", "who", "what", "where")
 

@@ -38,4 +38,17 @@ class FocusAsked:
         return dict(self.claims).get(answer)
 
 
-__all__ = ["FocusAsked", "PlaceAsked"]
+@dataclass(frozen=True)
+class LightAsked:
+    """A question about the light a photo shows: by day or at night (``measure`` "time"), in sun or under a sky that
+    hides it (``measure`` "sky"); ``claims`` gives the pole each answer claims ("day" | "night", "sunny" |
+    "overcast": "Is it sunny or rainy?" -> sunny sunny, rainy overcast; "Is it night?" -> yes night, no day)."""
+
+    measure: str
+    claims: tuple[tuple[str, str], ...]
+
+    def claim(self, answer: str) -> str | None:
+        return dict(self.claims).get(answer)
+
+
+__all__ = ["FocusAsked", "LightAsked", "PlaceAsked"]

@@ -231,6 +231,49 @@ def _focus_answer(ev: Evidence, frame: QuestionFrame) -> str | None:
     return next((answer for answer, pole in measured[0].claims if pole == measured[1]), None) if measured else None
 
 
+_LIGHT_POLE = re.compile(r"-> (\w+)$")
+
+
+def _light_poles(ev: Evidence) -> list[tuple[str, bool]]:
+    """The poles ("day", "night", "sunny") the photo's light measure gave in the calls, each with whether it saw a
+    clear sky: simple_query replies whose source is the measure (``api.light``; a live Answer or its dict in a
+    trace), in order."""
+    poles = []
+    for c in ev.calls:
+        r = c.result
+        source, evidence = (r.get("source"), r.get("evidence")) if isinstance(r, dict) else (
+            getattr(r, "source", None), getattr(r, "evidence", None))
+        if c.tool == "simple_query" and source == "light" and (m := _LIGHT_POLE.search(str(evidence or ""))):
+            poles.append((m.group(1), "a clear sky" in str(evidence)))
+    return poles
+
+
+def _light_answer(ev: Evidence, frame: QuestionFrame) -> str | None:
+    """The answer claiming the pole the light measure gave, where every measure of the asked kind agrees; else None."""
+    asked = frame.light
+    if asked is None:
+        return None
+    claimed = {pole for _, pole in asked.claims}
+    # a yes/no of the sky ("Is it cloudy?") is decided by a clear sky only (api.light.answer_light)
+    yes_no = {answer for answer, _ in asked.claims} == {"yes", "no"} and asked.measure == "sky"
+    said = {p for p, clear in _light_poles(ev) if p in claimed and (clear or not yes_no)}
+    if len(said) != 1:
+        return None
+    pole = said.pop()
+    return next((answer for answer, claim in asked.claims if claim == pole), None)
+
+
+def _against_light(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
+    """An answer to a question of the photo's light (day or night, a clear sky) that its pixel measure contradicts:
+    a step that measured night and a summary that guessed "day" from a lit lamp."""
+    assert frame is not None
+    measured = _light_answer(ev, frame)
+    if measured is None or frame.light is None or frame.light.claim(answer) is None or measured == answer:
+        return None
+    return (f"{answer!r} says {frame.light.claim(answer)}, but the photo's light was measured "
+            f"{frame.light.claim(measured)} from its pixels; answer from that measurement")
+
+
 def _options_dropped(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
     """Asked open ("How old is she?" for "young or old?"), the describe LLM answers from habit, not between
     the two the question names. Only when every reply that gives the answer came so."""
@@ -456,6 +499,8 @@ ANSWER_CHECKS: tuple[Check, ...] = (
           frozenset({"open"}), _restated_subject),
     Check("against_focus", "a sharp/blurry answer that every focus measurement of the asked region contradicts",
           frozenset({"choice", "yesno"}), _against_focus, measured=_focus_answer),
+    Check("against_light", "a day/night or sunny/overcast answer the photo's light measure contradicts",
+          frozenset({"choice", "yesno"}), _against_light, measured=_light_answer),
     Check("options_dropped", "a choice answered by a simple_query that did not name the choices", frozenset({"choice"}),
           _options_dropped),
     Check("place_from_depth", "where a thing lies in the photo decided by depth", frozenset({"choice", "open"}),

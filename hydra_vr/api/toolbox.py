@@ -24,6 +24,7 @@ from PIL import Image
 
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import focus as focus_ops
+from hydra_vr.api import light as light_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import size as size_ops
 from hydra_vr.api import text_layout
@@ -361,7 +362,8 @@ class VisionToolbox:
     def _measured(self, image: Image.Image, question: str, box: Box | None = None,
                   photo_size: Sequence[int] | None = None) -> Answer | None:
         """The answer the boxes or pixels give, before any VQA backend: where a thing lies (``api.where``),
-        how sharp a part of the whole photo is (``api.focus``); None when they do not decide."""
+        how sharp a part of the whole photo is (``api.focus``), the whole photo's light (``api.light``: day or
+        night, a clear sky); None when they do not decide."""
         frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
         placed = (where_ops.answer_place(self.look_for, image, frame.place, box.to_list(None) if box else None, photo_size)
                   if frame is not None and frame.place is not None else None)
@@ -371,6 +373,10 @@ class VisionToolbox:
                    if frame is not None and frame.focus is not None and box is None else None)
         if focused is not None:
             return Answer(text=focused[0], source="focus", evidence=focused[1])
+        lit = (light_ops.answer_light(image, frame.light)
+               if frame is not None and frame.light is not None and box is None else None)
+        if lit is not None:
+            return Answer(text=lit[0], source="light", evidence=lit[1])
         return self._sized(question, box, photo_size)
 
     @staticmethod

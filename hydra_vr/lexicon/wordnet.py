@@ -328,3 +328,56 @@ def basic_name(synset: Any, category: str | None = None) -> str:
 def kinds_under(category: str, synsets: Iterable[Any]) -> list[Any]:
     """The synsets (in the given order) that are kinds of ``category``."""
     return [s for s in synsets if is_a(s, category)]
+
+
+# The light a photo shows, as WordNet names it: the time of day (its daytime or night sense), and the sky's light,
+# the sun's ("sunny", "clear", "cloudless") or weather's that hides it ("cloudy", "overcast", "rainy", "foggy").
+_TIME_POLES = (("day.n.04", "day"), ("daylight.n.02", "day"), ("night.n.01", "night"))
+_CLEAR_SKY = "clear.a.11"  # "free from clouds or mist or haze": cloudless, fair
+_CLOUDED_SKY = "cloudy.a.02"  # "full of or covered with clouds": overcast, foggy, smoggy
+_SUN = ("sun.n.01", "sunlight.n.01")
+_HIDING_WEATHER = ("precipitation.n.03", "storm.n.01", "cloud.n.02", "fog.n.02")
+
+
+def _adjective_nouns(word: str) -> list[Any]:
+    """The nouns an adjective or a verb's -ing form comes from: WordNet's derivations ("rainy" -> rain,
+    "stormy" -> storm), else its stem by English's -y and -ing ("sunny" -> sun, "raining" -> rain)."""
+    w = wordnet()
+    found = [d.synset() for s in w.synsets(_key(word), "a") + w.synsets(_key(word), "s")
+             for lemma in s.lemmas() for d in lemma.derivationally_related_forms() if d.synset().pos() == "n"]
+    for suffix in ("ing", "y"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            stem = word[: -len(suffix)]
+            for base in (stem, stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else None):
+                if base:
+                    found += list(w.synsets(base, "n"))
+    return found
+
+
+@functools.cache
+def light_pole(word: str) -> str | None:
+    """The light ``word`` names in a photo: "day", "night", "sunny" or "overcast"; None for any other word.
+
+    Day and night are nouns' senses (daytime, night); the sky's light is an adjective's cluster ("clear" of the
+    sky, "cloudy" of it and its kin) or the noun it comes from: the sun's light ("sunny"), or weather that hides the
+    sun (rain, snow, storm, cloud, fog: "rainy", "snowing")."""
+    word = word.strip().lower()
+    if not word or " " in word:
+        return None
+    w = wordnet()
+    senses = set(w.synsets(_key(word), "n"))
+    for name, pole in _TIME_POLES:
+        if w.synset(name) in senses:
+            return pole
+    for sense in w.synsets(_key(word), "a") + w.synsets(_key(word), "s"):
+        near = {sense, *sense.similar_tos()}
+        if w.synset(_CLEAR_SKY) in near:
+            return "sunny"
+        if w.synset(_CLOUDED_SKY) in near:
+            return "overcast"
+    nouns = _adjective_nouns(word)
+    if any(w.synset(s) in _ancestors(n) for n in nouns for s in _SUN):
+        return "sunny"
+    if any(w.synset(s) in _ancestors(n) for n in nouns for s in _HIDING_WEATHER):
+        return "overcast"
+    return None

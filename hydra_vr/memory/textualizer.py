@@ -76,7 +76,10 @@ def textualize_call(call: ToolCallRecord) -> str:
     if call.tool == "simple_query":
         line = TEMPLATES["simple_query"].format(question=a["question"], answer=r.text if isinstance(r, Answer) else str(r))
         # a place read off boxes says which boxes, so a later step can check it
-        return f"{line} (from the boxes: {r.evidence})" if isinstance(r, Answer) and r.source == "place" else line
+        if isinstance(r, Answer) and r.source == "place":
+            return f"{line} (from the boxes: {r.evidence})"
+        # the photo's light measured from its pixels says what it measured, so a later step can weigh it
+        return f"{line} ({r.evidence})" if isinstance(r, Answer) and r.source == "light" and r.evidence else line
     if call.tool == "compute_depth":
         return TEMPLATES["depth"].format(box=_boxes([a["box"]]), value=float(r))
     if call.tool == "focus":

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hydra_vr import answer_types as at
-from hydra_vr.asked import FocusAsked, PlaceAsked
+from hydra_vr.asked import FocusAsked, LightAsked, PlaceAsked
 from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.lexicon.words import ARTICLES, BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, REGION_NOUNS, photo_nouns
 
@@ -62,6 +62,40 @@ def asked_focus(text: str, spec: at.AnswerSpec) -> FocusAsked | None:
     return FocusAsked(region, claims)
 
 
+_OPPOSITE_LIGHT = {"day": "night", "night": "day", "sunny": "overcast", "overcast": "sunny"}
+# What a question of light is about: nothing named ("Is it sunny?"), the photo, or the weather, the sky, the time of day.
+_SCENE_KINDS = ("atmospheric phenomenon", "time period", "sky")
+
+
+def asked_light(text: str, spec: at.AnswerSpec, subject: str | None) -> LightAsked | None:
+    """The :class:`LightAsked` of a choice between the two poles of one light measure ("night or day", "sunny or
+    cloudy"; :func:`wordnet.light_pole`), or of a yes/no whose words name one pole ("Is it night?", "Is it
+    raining?"); None otherwise, for a negated yes/no, and when the question is about a thing ("Is the water clear
+    or cloudy?"): its subject must be none, the photo, or the weather, the sky or the time of day."""
+    named_things = [w for w in (subject or "").split() if wn.light_pole(w) is None]  # "the sky" of "the sky clear"
+    if named_things and subject not in photo_nouns() and not any(wn.word_is_a(w, k) for w in named_things
+                                                                 for k in _SCENE_KINDS):
+        return None
+    if spec.kind == "choice":
+        claims = tuple((o, wn.light_pole(o)) for o in spec.options)
+        poles = {p for _, p in claims}
+        if None in poles or len(poles) != 2 or _OPPOSITE_LIGHT[poles.pop()] not in poles:
+            return None
+        named = tuple((o, p) for o, p in claims if p is not None)
+    elif spec.kind == "yesno":
+        low = text.lower()
+        poles = {p for w in _words(low) if (p := wn.light_pole(w)) is not None}
+        if len(poles) == 2 and "day" in poles and poles & {"sunny", "overcast"}:
+            poles.discard("day")  # "Is it a sunny day?" asks of the sky
+        if len(poles) != 1 or _NEGATION.search(low):
+            return None
+        pole = poles.pop()
+        named = (("yes", pole), ("no", _OPPOSITE_LIGHT[pole]))
+    else:
+        return None
+    return LightAsked("time" if named[0][1] in ("day", "night") else "sky", named)
+
+
 # the words of "Is this photo blurry?" besides the photo's own noun: what is left names no thing
 _FOCUS_FRAME = frozenset({"is", "are", "was", "the", "this", "that", "a", "an", "it", "or", "whole", "entire", "image's",
                           "overall", "very", "quite", "too", "at", "all", "taken", "shot"})
@@ -86,6 +120,7 @@ class QuestionFrame:
     - ``presence``: what a presence question looks for and whether it is negated.
     - ``place``: the options of a place question ("left or right of the photo").
     - ``focus``: what a question about focus asks of which region ("Is the background blurry?").
+    - ``light``: what a question about the photo's light asks ("by day or at night?", "Is it snowing?").
     - ``knowledge``: a question about what is known of "this <thing>".
     - ``reading``: the question asks for text read off the image.
     - ``reason``: the question asks why (a cause or a purpose is the answer).
@@ -104,6 +139,7 @@ class QuestionFrame:
     presence: at.Presence | None = None
     place: PlaceAsked | None = None
     focus: FocusAsked | None = None
+    light: LightAsked | None = None
     knowledge: at.KnowledgeAsked | None = None
     reading: bool = False
     reason: bool = False
@@ -140,6 +176,8 @@ class QuestionFrame:
             out["place"] = {"thing": self.place.thing, "options": list(self.place.options), "reference": self.place.reference}
         if self.focus:
             out["focus"] = {"region": self.focus.region, "claims": dict(self.focus.claims)}
+        if self.light:
+            out["light"] = {"measure": self.light.measure, "claims": dict(self.light.claims)}
         if self.knowledge:
             out["knowledge"] = {"thing": self.knowledge.phrase, "head": self.knowledge.head}
         return out
@@ -310,6 +348,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         presence=presence,
         place=place,
         focus=asked_focus(text, spec),
+        light=asked_light(text, spec, subject),
         knowledge=knowledge,
         reading=at.asks_to_read(text),
         reason=bool(_REASON.search(low)),
