@@ -92,6 +92,10 @@ def test_part_boxes_from_the_face_and_from_the_person():
     ("the referee in black shorts", ("legs", ("black",))),
     ("a cat with a white bib", None),  # a cat is no person (WordNet's everyday senses): no garment of one
     ("the taxi with the yellow top", None),
+    # a word pattern of clothing after a thing that is no person: its own part, not a garment ("hood", "cap")
+    ("the van with the white hood", None),
+    ("the bottle with the red cap", None),
+    ("the one in the grey hoodie", ("body", ("gray",))),  # names nothing: still a person told by what they wear
 ])
 def test_descriptions_that_tell_a_person_by_the_colour_they_wear(text, told):
     assert garments.worn_colors(text) == told

@@ -85,6 +85,15 @@ def _names_person(text: str) -> bool:
                for sense in wn.noun_senses(wn.singular(w)))  # everyday senses: a dog is no person
 
 
+def _names_other_thing(text: str) -> bool:
+    """Whether ``text`` (a description's words before "in", "with" or "wearing") names a thing a photo shows
+    (WordNet's organisms, artifacts, food...) and no person: "the car with the blue hood", "the dog in the red
+    coat" tell their thing by a colour, not by what a person wears. "the one in red" names nothing."""
+    things = [w for w in re.findall(r"[a-z]+", text) if w not in ARTICLES and any(  # any sense: a van's first is a vanguard
+        wn.could_be_a(wn.singular(w), root) for root in wn.THING_ROOTS)]
+    return bool(things) and not _names_person(text)
+
+
 def garment(label: str, part: str) -> str | None:
     """The plain word for an ImageNet class worn on ``part`` ("sombrero", "head" -> "hat"), else None."""
     hit = GARMENTS.get(label)
@@ -143,7 +152,7 @@ def worn_colors(text: str) -> tuple[str, tuple[str, ...]] | None:
     in pink" -> ("body", ("pink",)); None otherwise ("the red motorcycle", "the red hat")."""
     # the colour must follow "in", "with", "wearing" or "dressed": "the red hat" is a hat, not a person
     told = re.split(r"\b(?:in|with|wearing|dressed)\b", text.lower(), maxsplit=1)
-    if len(told) < 2:
+    if len(told) < 2 or _names_other_thing(told[0]):
         return None
     words = re.findall(r"[a-z]+", told[1])
     colours = tuple(dict.fromkeys(c for w in words if (c := color_ops.canonical_color(w))))
