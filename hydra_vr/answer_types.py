@@ -314,13 +314,26 @@ _ASKS_NUMBER = re.compile(r"\b(numbers?|numerals?|digits?|years?|time|date|age|o
                           r"room|seat|row|lane|exit|track|limit|rating|volume|quantity|ratio|phone)\b", re.I)
 
 
+# A measure word after a preposition names a place, not the quantity asked ("the towers in the distance", "what is on the
+# plate", "who is in the room"); the words of a written number ("the number on the bus") ask for one wherever they are.
+_PLACED = re.compile(r"\b(?:in|on|at|into|onto|from|near|by|behind|under|over|above|below|beside|across|inside|off)\s+"
+                     r"(?:(?:the|a|an|this|that|these|those|his|her|its|their|my|your|our)\s+)?$", re.I)
+_NUMERALS = re.compile(r"numbers?|numerals?|digits?", re.I)
+
+
+def _asks_number(question: str) -> bool:
+    """Whether ``question`` names a quantity or a written number (:data:`_ASKS_NUMBER`) other than as a place."""
+    return any(_NUMERALS.fullmatch(m.group(0)) or not _PLACED.search(question[: m.start()])
+               for m in _ASKS_NUMBER.finditer(question))
+
+
 def _asks_no_number(question: str) -> bool:
     """True for an open question a bare number cannot answer: who / where, or what / which without a
     quantity or a reading in it. "What is the red shape?" was answered "1", how many find("red")
     returned."""
     if _asks_who_or_where(question):
         return True
-    return (bool(re.match(r"\s*(what|which)\b", question, re.I)) and not _ASKS_NUMBER.search(question)
+    return (bool(re.match(r"\s*(what|which)\b", question, re.I)) and not _asks_number(question)
             and not asks_to_read(question))
 
 

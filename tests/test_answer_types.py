@@ -184,7 +184,10 @@ def test_a_bare_number_does_not_answer_who_or_where():
 
 
 @pytest.mark.parametrize("question", ["What is the red shape?", "Which animal is on the sofa?",
-                                      "What is the man holding?", "what are the blue shapes?"])
+                                      "What is the man holding?", "what are the blue shapes?",
+                                      # a measure word as a place: "in the distance", "on the plate", "in the room"
+                                      "What are the hills in the distance?", "What is on the plate?",
+                                      "Which animal sleeps in the room?"])
 def test_a_bare_number_does_not_name_a_thing(question):
     # a program that returned str(len(find("red"))) for "what is the red shape?" answered "1"
     spec = expected_type(question)
@@ -196,7 +199,9 @@ def test_a_bare_number_does_not_name_a_thing(question):
                                       "What is the route number of the bus?", "What does the sign say?",
                                       "What is written on the door?", "How old is the building?",
                                       "What is the price of the coffee?", "What floor is the office on?",
-                                      "Which gate does the flight leave from?", "What is the speed limit?"])
+                                      "Which gate does the flight leave from?", "What is the speed limit?",
+                                      "What distance does the road sign show?", "What number is on the door?",
+                                      "What is the number on the jersey?"])
 def test_a_number_still_answers_what_asks_for_one(question):
     assert expected_type(question).coerce("1969") == "1969"
 
