@@ -50,5 +50,11 @@ class LightAsked:
     def claim(self, answer: str) -> str | None:
         return dict(self.claims).get(answer)
 
+    @property
+    def needs_clear_sky(self) -> bool:
+        """A yes/no of the sky's own state ("Is it cloudy?"): a sunny sky may still hold clouds, so only a clear one
+        decides it (a choice, "sunny or rainy?", is decided by blue sky in part of it)."""
+        return self.measure == "sky" and {a for a, _ in self.claims} <= {"yes", "no"}
+
 
 __all__ = ["FocusAsked", "LightAsked", "PlaceAsked"]

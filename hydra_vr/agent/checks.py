@@ -24,6 +24,7 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
                                   yesno_word)
 from hydra_vr.agent.rewrites import ANSWER_REWRITES
 from hydra_vr.api.colors import head_colors, is_color_name
+from hydra_vr.api.light import measured_pole
 from hydra_vr.api.tools import search_settles
 from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.asked import FocusAsked
@@ -231,9 +232,6 @@ def _focus_answer(ev: Evidence, frame: QuestionFrame) -> str | None:
     return next((answer for answer, pole in measured[0].claims if pole == measured[1]), None) if measured else None
 
 
-_LIGHT_POLE = re.compile(r"-> (\w+)$")
-
-
 def _light_poles(ev: Evidence) -> list[tuple[str, bool]]:
     """The poles ("day", "night", "sunny") the photo's light measure gave in the calls, each with whether it saw a
     clear sky: simple_query replies whose source is the measure (``api.light``; a live Answer or its dict in a
@@ -243,8 +241,8 @@ def _light_poles(ev: Evidence) -> list[tuple[str, bool]]:
         r = c.result
         source, evidence = (r.get("source"), r.get("evidence")) if isinstance(r, dict) else (
             getattr(r, "source", None), getattr(r, "evidence", None))
-        if c.tool == "simple_query" and source == "light" and (m := _LIGHT_POLE.search(str(evidence or ""))):
-            poles.append((m.group(1), "a clear sky" in str(evidence)))
+        if c.tool == "simple_query" and source == "light" and (said := measured_pole(str(evidence or ""))):
+            poles.append(said)
     return poles
 
 
@@ -254,9 +252,7 @@ def _light_answer(ev: Evidence, frame: QuestionFrame) -> str | None:
     if asked is None:
         return None
     claimed = {pole for _, pole in asked.claims}
-    # a yes/no of the sky ("Is it cloudy?") is decided by a clear sky only (api.light.answer_light)
-    yes_no = {answer for answer, _ in asked.claims} == {"yes", "no"} and asked.measure == "sky"
-    said = {p for p, clear in _light_poles(ev) if p in claimed and (clear or not yes_no)}
+    said = {p for p, clear in _light_poles(ev) if p in claimed and (clear or not asked.needs_clear_sky)}
     if len(said) != 1:
         return None
     pole = said.pop()

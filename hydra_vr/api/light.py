@@ -15,6 +15,7 @@ scene's median luma is under a quarter, a daylight scene's over a third), not tu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import cv2
@@ -89,15 +90,26 @@ def answer_light(image: Image.Image, asked: LightAsked) -> tuple[str, str] | Non
         found = light.time
     else:
         seen = light.sky
-        choice = not {a for a, _ in asked.claims} <= {"yes", "no"}
-        found = "sunny" if seen == "clear" or (seen == "sunny" and choice) else None
+        found = "sunny" if seen == "clear" or (seen == "sunny" and not asked.needs_clear_sky) else None
     if found is None:
         return None
     answer = next((a for a, pole in asked.claims if pole == found), None)
     if answer is None:
         return None
-    sky = "" if asked.measure == "time" else "; a clear sky" if light.sky == "clear" else "; blue sky in part of it"
+    sky = "" if asked.measure == "time" else _CLEAR if light.sky == "clear" else "; blue sky in part of it"
     return answer, f"light measured: {light.describe()}{sky} -> {found}"
 
 
-__all__ = ["Light", "answer_light", "measure_light"]
+# The evidence line of answer_light ends with the pole it measured; a clear sky is said before it. The checks read a
+# reply's evidence back (a trace keeps only the text), so the format is written and read here only.
+_CLEAR = "; a clear sky"
+_POLE = re.compile(r"-> (\w+)$")
+
+
+def measured_pole(evidence: str) -> tuple[str, bool] | None:
+    """(the pole, whether the sky was clear) that :func:`answer_light`'s ``evidence`` says; None for other text."""
+    m = _POLE.search(evidence)
+    return (m.group(1), _CLEAR in evidence) if m and evidence.startswith("light measured:") else None
+
+
+__all__ = ["Light", "answer_light", "measure_light", "measured_pole"]
