@@ -115,3 +115,89 @@ def test_a_grounding_box_is_moved_to_the_one_holding_the_other_thing() -> None:
     # no way to look, or the program's box already the one: left alone
     assert checks.rewrite("placed_box", _PEOPLE[0], checks.Evidence(calls, query="the boy holding a kite"), None) == (_PEOPLE[0], None)
     assert checks.rewrite("placed_box", _PEOPLE[1], ev, None) == (_PEOPLE[1], None)
+
+
+# What a found thing holds: the inverse pick, for "what is she carrying?" (every phrasing here is this file's own).
+_LEFT, _RIGHT = [40.0, 60.0, 200.0, 400.0], [380.0, 50.0, 560.0, 410.0]
+_JUG_HELD_OUT = [350.0, 150.0, 400.0, 230.0]  # sticks out of the right person's box on the left, as a held thing does
+_STOOL_UNDER_LEFT = [60.0, 300.0, 190.0, 410.0]
+_MUG_ON_THE_FLOOR = [250.0, 380.0, 290.0, 410.0]
+
+
+def test_held_by_keeps_the_things_a_holders_box_holds() -> None:
+    from hydra_vr.api.companion import held_by
+
+    things = [_JUG_HELD_OUT, _MUG_ON_THE_FLOOR, _STOOL_UNDER_LEFT, [370.0, 40.0, 570.0, 420.0]]
+    assert held_by(_RIGHT, things) == [0]  # the mug is between them; the last is the holder itself, grown
+    assert held_by(_LEFT, things) == [2]  # geometry alone: which kinds may be held is WordNet's (below)
+    assert held_by(_LEFT, [[0.0, 0.0, 600.0, 420.0]]) == []  # bigger than the holder: what she is in, not holds
+
+
+@pytest.mark.parametrize(("verb", "holds"), [("holding", True), ("carries", True), ("clutching", True), ("grasping", True),
+                                              ("wearing", False), ("eating", False), ("riding", False), ("throwing", False)])
+def test_wordnet_says_which_verbs_hold(verb: str, holds: bool) -> None:
+    from hydra_vr.lexicon import wordnet as wn
+
+    assert wn.holds(verb) is holds
+
+
+@pytest.mark.parametrize(("name", "holdable"), [("bottle", True), ("umbrella", True), ("handbag", True), ("cell phone", True),
+                                                 ("chair", False), ("bench", False), ("bicycle", False), ("tie", False)])
+def test_wordnet_says_what_may_be_held(name: str, holdable: bool) -> None:
+    from hydra_vr.lexicon import wordnet as wn
+
+    assert wn.holdable(name) is holdable
+
+
+class _Classes:
+    """A detector that finds fixed things in any image (a fake tool: this tests what the answer reads off the boxes)."""
+
+    def __init__(self, found: list[tuple[str, float, list[float]]]) -> None:
+        self.found = found
+
+    def detect_classes(self, image: Image.Image) -> list[Detection]:
+        return [Detection(Box(*b), label, score, "fake") for label, score, b in self.found]
+
+    def detect(self, image: Image.Image, queries: Sequence[str]) -> list[Detection]:
+        return [d for d in self.detect_classes(image) if d.label in queries]
+
+
+def _held_describe(found: list[tuple[str, float, list[float]]], replies: list[str]):
+    import json
+
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.llm.scripted import ScriptedChat
+    from hydra_vr.question import parse
+
+    tb = VisionToolbox(HydraConfig().vision)
+    tb._backends["detector"] = _Classes(found)
+    chat = ScriptedChat(responses=[json.dumps({"answer": r}) for r in replies])
+    return DescribeVQA(ToolContext(toolbox=tb, llm=lambda: chat, read_question=parse)), chat
+
+
+def test_what_a_person_holds_is_the_thing_in_their_box_not_any_thing_in_the_photo() -> None:
+    from hydra_vr.question import parse
+
+    assert parse("What is the lady on the right clutching?").held
+    assert not parse("What is the lady on the right wearing?").held
+    found = [("person", 0.8, _LEFT), ("person", 0.7, _RIGHT), ("bottle", 0.5, _JUG_HELD_OUT),
+             ("chair", 0.6, _STOOL_UNDER_LEFT), ("cup", 0.9, _MUG_ON_THE_FLOOR)]
+    scene = Image.new("RGB", (600, 420), (200, 190, 170))
+    d, chat = _held_describe(found, ["cup"])
+    got = d.answer(scene, "What is the lady on the right clutching?")
+    assert (got.text, got.source) == ("bottle", "describe:held") and chat.calls == []
+    assert "Held by the lady at [380, 50, 560, 410]: bottle 0.5" in got.evidence
+    # the one on the left sits on a chair and holds nothing found: the LLM answers from the findings, as before
+    got = d.answer(scene, "What is the lady on the left clutching?")
+    assert (got.text, got.source) == ("cup", "describe") and len(chat.calls) == 1
+
+
+def test_what_several_people_carry_is_what_any_of_them_holds() -> None:
+    found = [("person", 0.8, _LEFT), ("person", 0.7, _RIGHT), ("umbrella", 0.4, [20.0, 20.0, 90.0, 120.0])]
+    d, _ = _held_describe(found, ["cup"])
+    got = d.answer(Image.new("RGB", (600, 420), (200, 190, 170)), "What are the two hikers carrying?")
+    assert (got.text, got.source) == ("umbrella", "describe:held")
+    # one person asked about, no cue: the most prominent one (the right one, larger here), who holds nothing found
+    got = d.answer(Image.new("RGB", (600, 420), (200, 190, 170)), "What is the hiker carrying?")
+    assert got.source == "describe"

@@ -91,4 +91,21 @@ def pick_by_companion(boxes: Sequence[Sequence[float]], others: Sequence[Sequenc
     return best if shares[best] >= margin and shares[best] - runner_up >= margin else None
 
 
-__all__ = ["Companion", "MARGIN", "companion", "pick_by_companion"]
+# The share of a thing's box that must lie in its holder's (grown by ``REACH``) for the holder to hold it.
+HELD_SHARE = 0.5
+
+
+def held_by(holder: Sequence[float], others: Sequence[Sequence[float]], least: float = HELD_SHARE) -> list[int]:
+    """The indices of ``others`` (boxes of found things that may be held) that ``holder``'s box holds: at least ``least``
+    of the thing's box lies in the holder's grown by ``REACH`` (a bottle held at arm's length sticks out), and the
+    thing is smaller than the holder (the bench a man sits on is not in his hands). In the order given."""
+    box = Box(*holder)
+    out = []
+    for i, other in enumerate(others):
+        thing = Box(*other)
+        if thing.area < box.area and box.iou(thing) <= 0.9 and _share(box, thing) >= least:
+            out.append(i)
+    return out
+
+
+__all__ = ["Companion", "HELD_SHARE", "MARGIN", "companion", "held_by", "pick_by_companion"]

@@ -381,3 +381,30 @@ def light_pole(word: str) -> str | None:
     if any(w.synset(s) in _ancestors(n) for n in nouns for s in _HIDING_WEATHER):
         return "overcast"
     return None
+
+
+# Holding, as WordNet says it: "have or hold in one's hands or grip" (hold, grasp, clutch) and "move while supporting,
+# either in a vehicle or in one's hands or on one's body" (carry), and every verb that is a kind of them.
+_HOLDING = ("hold.v.02", "carry.v.01", "carry.v.02")
+# What no one holds or carries though a person's box overlaps it: what they sit on, ride or stand at, and what they wear.
+NOT_HELD = ("furniture", "conveyance", "clothing")
+
+
+@functools.cache
+def holds(verb: str) -> bool:
+    """Whether ``verb`` (any form: "holding", "carries") says that its subject holds or carries a thing in its
+    hands or on its body, by one of its first three senses: "holding", "carrying", "clutching", "grasping"; not
+    "wearing", "eating", "using"."""
+    w = wordnet()
+    wanted = {w.synset(name) for name in _HOLDING}
+    for sense in w.synsets(_key(verb.strip().lower()), "v")[:3]:
+        if sense in wanted or not wanted.isdisjoint(a for path in sense.hypernym_paths() for a in path):
+            return True
+    return False
+
+
+def holdable(name: str) -> bool:
+    """Whether a thing ``name`` names (a detector's class: "bottle", "chair") may be held or carried: no sense of it is
+    a kind of :data:`NOT_HELD` (a chair is furniture, a bicycle a conveyance, a tie clothing). A name WordNet does not
+    know is holdable."""
+    return not any(could_be_a(name, kind) for kind in NOT_HELD)

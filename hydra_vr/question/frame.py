@@ -112,6 +112,7 @@ class QuestionFrame:
     - ``action``: the verb a question asks about its subject's doing ("holding" of "What is the man holding?",
       "sleep" of "Where does this parrot sleep?"), so naming the subject does not answer it; None for a question
       of what the subject is or is called ("What is the blue shape?", "What is the flower called?").
+    - ``held``: the action is one of holding or carrying (WordNet's ``holds``): the answer is a thing with the subject.
     - ``whole``: the thing the subject belongs to, where the question names it ("the cat's collar", "the handle of
       the mug"): a tool may find the whole where it cannot find the part.
     - ``count``: what a "how many" question counts (its words, singular), and ``count_colours``, the colours it
@@ -133,6 +134,7 @@ class QuestionFrame:
     subject: str | None = None
     whole: str | None = None
     action: str | None = None
+    held: bool = False
     count: tuple[str, ...] | None = None
     count_colours: tuple[str, ...] = ()
     counted: at.Counted | None = None
@@ -166,7 +168,7 @@ class QuestionFrame:
         out: dict[str, object] = {"kind": self.kind}
         if self.answer.options:
             out["options"] = list(self.answer.options)
-        for name in ("category", "subject", "whole", "action", "count", "count_colours", "reading", "reason", "negated", "relations"):
+        for name in ("category", "subject", "whole", "action", "held", "count", "count_colours", "reading", "reason", "negated", "relations"):
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value
@@ -335,13 +337,15 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
     subject = (presence.thing if presence else " ".join(count) if count else place.thing if place
                else knowledge.head if knowledge else category if category else named)
     whole = whole if subject == named else None
+    action = _action(low, subject)
     return QuestionFrame(
         text=text,
         answer=spec,
         category=category,
         subject=subject,
         whole=whole,
-        action=_action(low, subject),
+        action=action,
+        held=action is not None and wn.holds(action),
         count=count,
         count_colours=count_colours or (),
         counted=counted,

@@ -21,7 +21,9 @@ from typing import Any
 from PIL import Image
 
 from hydra_vr.answer_types import COLOR_WORDS, AnswerSpec, KnowledgeAsked, asked_knowledge, asked_presence, asks_to_read, clean, expected_type
+from hydra_vr.api import choose as choose_ops
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api import companion as companion_ops
 from hydra_vr.api import garments as garment_ops
 from hydra_vr.api import placement as placement_ops
 from hydra_vr.api import shapes as shape_ops
@@ -30,6 +32,7 @@ from hydra_vr.api.backends import imagenet
 from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext, search_settles
 from hydra_vr.api.types import Answer, Box, is_object_crop, object_crop
+from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.prompts import load_examples, render_prompt
 
 log = logging.getLogger(__name__)
@@ -313,6 +316,43 @@ class DescribeVQA:
         return named[0][0], (f"The classifier saw {seen}; as kinds of {category}: "
                              + ", ".join(f"{n} {m:.2f}" for n, m in named[:3]))
 
+    def _held(self, image: Image.Image, question: str, findings: dict) -> tuple[str, str] | None:
+        """(name, evidence) for an open question of what a found thing holds or carries (the frame's ``held``: "What is
+        the woman on the left carrying?"): the most confident other detection whose box its holder's box holds
+        (``companion.held_by``) and that may be held (``wordnet.holdable``: not the chair it sits on, not the tie it
+        wears). The holder is the detection of the frame's subject that the question's cue picks (a place, a colour
+        worn: ``choose``), else the largest; where none is found in a patch cropped to one thing, the patch is the
+        holder. None where no holder or nothing held is found: the LLM answers from the findings."""
+        frame = self._frame(question)
+        if frame is None or not frame.held or frame.kind != "open" or not frame.subject:
+            return None
+        kinds = set(self._mapper.map(frame.subject).classes)
+        found = findings["relevant"] + findings["objects"]
+        holders = [o for o in found if o["label"] in kinds]
+        if not holders and is_object_crop(image):
+            holders = [{"label": frame.subject, "box": [0, 0, image.width, image.height]}]
+        if not holders:
+            return None
+        boxes = [o["box"] for o in holders]
+        told = choose_ops.cue(question) if len(holders) > 1 else None
+        picked = (choose_ops.choose(told, boxes, lambda: [object_crop(image, Box(*b)) for b in boxes])
+                  if told is not None else None)
+        head = frame.subject.split()[-1]
+        if picked is not None:
+            chosen = [holders[picked]]
+        elif wn.singular(head) != head:  # "what are the girls carrying?": what any of them holds
+            chosen = holders
+        else:  # one asked about, no cue or the pixels do not tell: the most prominent one
+            chosen = [max(holders, key=lambda o: Box(*o["box"]).area)]
+        things = [o for o in found if o["label"] not in kinds and wn.holdable(o["label"])]
+        held = list({id(things[i]): things[i] for h in chosen
+                     for i in companion_ops.held_by(h["box"], [o["box"] for o in things])}.values())
+        if not held:
+            return None
+        best = max(held, key=lambda o: o["score"])
+        listed = ", ".join(f"{o['label']} {o['score']:.2f} at {o['box']}" for o in held[:4])
+        return best["label"], f"Held by the {frame.subject} at {', '.join(str(h['box']) for h in chosen)}: {listed}"
+
     def _thing_name(self, image: Image.Image, asked: KnowledgeAsked, findings: dict) -> str | None:
         """What the tools call the thing a knowledge question points at ("this fruit" -> banana), where
         they say it with confidence and it says more than the question's own word: the best detected
@@ -484,6 +524,9 @@ class DescribeVQA:
         named_kind = self._category(image, question, findings) if spec.kind == "open" and asked is None else None
         if named_kind is not None:  # "what insect is this?": the classifier's labels named at the level asked
             return Answer(text=named_kind[0], source="describe:category", evidence=f"{user}\n{named_kind[1]}")
+        held = self._held(image, question, findings) if asked is None else None
+        if held is not None:  # "what is he holding?": the thing the holder's box holds, not any thing in the photo
+            return Answer(text=held[0], source="describe:held", evidence=f"{user}\n{held[1]}")
         name = self._thing_name(image, asked, findings) if asked else None
         if asked and name:
             # What is known of the thing, asked of the LLM's knowledge with the thing named and no findings
