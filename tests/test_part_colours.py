@@ -62,3 +62,46 @@ def test_a_detected_whole_is_where_its_part_is_measured(embedded_toolbox, photo)
     d, chat = _describe(embedded_toolbox, ["orange"])
     d.answer(cat, "What colour is the cat of the photo?")
     assert "no tool locates" not in chat.calls[0].last_user
+
+
+class _FindsByName:
+    """A detector whose class listing misses the thing that a search by its name finds (a fake tool: this tests where
+    the colour is measured, not detection)."""
+
+    def __init__(self, name: str, box: list[float]) -> None:
+        self.name, self.box = name, box
+
+    def detect_classes(self, image: Image.Image) -> list:
+        return []
+
+    def detect(self, image: Image.Image, queries) -> list:
+        from hydra_vr.api.types import Box, Detection
+
+        return [Detection(Box(*self.box), self.name, 0.6, "fake", query=q) for q in queries if q == self.name]
+
+
+def _scene() -> Image.Image:
+    """A blue wall over most of the photo and a small yellow disc low on the right."""
+    scene = Image.new("RGB", (400, 300), (40, 70, 190))
+    ImageDraw.Draw(scene).rectangle((0, 220, 400, 300), fill=(90, 90, 90))
+    ImageDraw.Draw(scene).ellipse((300, 200, 350, 250), fill=(240, 210, 30))
+    return scene
+
+
+def test_a_thing_the_listing_misses_is_measured_where_the_search_finds_it() -> None:
+    from hydra_vr.api.toolbox import VisionToolbox
+    from hydra_vr.config import HydraConfig
+
+    tb = VisionToolbox(HydraConfig().vision)
+    tb._backends["detector"] = _FindsByName("frisbee", [296.0, 196.0, 354.0, 254.0])
+    d, chat = _describe(tb, ["yellow"])
+    got = d.answer(_scene(), "What colour is the frisbee?")
+    assert got.text == "yellow"
+    enum = chat.calls[0].json_schema["properties"]["answer"]["enum"]
+    assert "yellow" in enum and "blue" not in enum  # the wall's colour is no answer once the frisbee is located
+    assert "frisbee" in chat.calls[0].last_user
+    # a search that finds nothing leaves the photo's own colours, as before
+    tb._backends["detector"] = _FindsByName("kite", [296.0, 196.0, 354.0, 254.0])
+    d, chat = _describe(tb, ["blue"])
+    d.answer(_scene(), "What colour is the frisbee?")
+    assert "blue" in chat.calls[0].json_schema["properties"]["answer"]["enum"]

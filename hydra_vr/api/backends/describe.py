@@ -262,6 +262,8 @@ class DescribeVQA:
         background = kind == "color" and _BACKGROUND_QUESTION.search(question) is not None
         if background:  # "which colour is the backdrop?" asks for the border's colours, not the subject's
             colors = _named(color_ops.border_colors(image))
+        elif not relevant and not (worn and worn["colors"]) and kind == "color" and (found := self._searched(image, question)):
+            relevant.append(found)  # the thing asked about, where find()'s own search locates it: its own colours
         elif not relevant and not (worn and worn["colors"]) and kind == "color":
             border = color_ops.border_colors(image)
             if border and border[0].fraction >= 0.8:  # a plain backdrop (a page, a wall): what differs from it
@@ -315,6 +317,23 @@ class DescribeVQA:
         seen = ", ".join(f"{ls.label} {ls.score:.2f}" for ls in labels[:5])
         return named[0][0], (f"The classifier saw {seen}; as kinds of {category}: "
                              + ", ".join(f"{n} {m:.2f}" for n, m in named[:3]))
+
+    def _searched(self, image: Image.Image, question: str) -> dict | None:
+        """For a colour question about a thing the detector's listing does not hold ("What colour is the kite?"), the
+        best box find()'s own search returns for the frame's subject (the detector asked for it by name, over tiles,
+        then where the classifier sees a kind of it: ``look_for``), with colours measured on that box's object pixels,
+        as a listed object's are. None for a part of a named whole (``_part`` measures it), a patch already cropped to
+        one thing (its own pixels are the thing's), or when the search finds nothing or only the whole patch."""
+        frame = self._frame(question)
+        if frame is None or not frame.subject or frame.whole or is_object_crop(image):
+            return None
+        dets, _ = self.ctx.toolbox.look_for(image, frame.subject)
+        if not dets or dets[0].box.area >= 0.9 * image.width * image.height:
+            return None
+        d = dets[0]
+        box = [int(v) for v in d.box.to_list(0)]
+        colors = _named(self.ctx.toolbox.colors(object_crop(image, Box(*box)), foreground=True))
+        return {"label": d.label, "score": d.score, "box": box, "colors": colors} if colors else None
 
     def _held(self, image: Image.Image, question: str, findings: dict) -> tuple[str, str] | None:
         """(name, evidence) for an open question of what a found thing holds or carries (the frame's ``held``: "What is
