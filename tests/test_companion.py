@@ -201,3 +201,26 @@ def test_what_several_people_carry_is_what_any_of_them_holds() -> None:
     # one person asked about, no cue: the most prominent one (the right one, larger here), who holds nothing found
     got = d.answer(Image.new("RGB", (600, 420), (200, 190, 170)), "What is the hiker carrying?")
     assert got.source == "describe"
+
+
+def test_a_yes_no_of_holding_is_decided_where_the_thing_lies() -> None:
+    from hydra_vr.question import parse
+
+    assert parse("Is the lady on the right clutching a jug?").held_thing == "jug"
+    assert parse("What is the lady clutching in her hand?").held_thing is None
+    found = [("person", 0.8, _LEFT), ("person", 0.7, _RIGHT)]
+
+    class _Jug(_Classes):  # the search by name finds the jug in the right person's hand
+        def detect(self, image: Image.Image, queries: Sequence[str]) -> list[Detection]:
+            return [Detection(Box(*_JUG_HELD_OUT), "jug", 0.6, "fake", query=q) for q in queries if q == "jug"]
+
+    d, chat = _held_describe(found, ["no"])
+    d.ctx.toolbox._backends["detector"] = _Jug(found)
+    scene = Image.new("RGB", (600, 420), (200, 190, 170))
+    got = d.answer(scene, "Is the lady on the right clutching a jug?")
+    assert (got.text, got.source) == ("yes", "describe:held") and chat.calls == []
+    got = d.answer(scene, "Is the lady on the left clutching a jug?")
+    assert (got.text, got.source) == ("no", "describe:held")
+    # a detector's miss is no evidence: the LLM answers, as before
+    got = d.answer(scene, "Is the lady on the left clutching a parasol?")
+    assert got.source == "describe" and len(chat.calls) == 1

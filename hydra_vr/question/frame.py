@@ -112,7 +112,8 @@ class QuestionFrame:
     - ``action``: the verb a question asks about its subject's doing ("holding" of "What is the man holding?",
       "sleep" of "Where does this parrot sleep?"), so naming the subject does not answer it; None for a question
       of what the subject is or is called ("What is the blue shape?", "What is the flower called?").
-    - ``held``: the action is one of holding or carrying (WordNet's ``holds``): the answer is a thing with the subject.
+    - ``held``: the action is one of holding or carrying (WordNet's ``holds``): the answer is a thing with the subject;
+      ``held_thing``, the thing a yes/no names after that verb ("Is the girl carrying a kite?" -> kite), else None.
     - ``whole``: the thing the subject belongs to, where the question names it ("the cat's collar", "the handle of
       the mug"): a tool may find the whole where it cannot find the part.
     - ``count``: what a "how many" question counts (its words, singular), and ``count_colours``, the colours it
@@ -135,6 +136,7 @@ class QuestionFrame:
     whole: str | None = None
     action: str | None = None
     held: bool = False
+    held_thing: str | None = None
     count: tuple[str, ...] | None = None
     count_colours: tuple[str, ...] = ()
     counted: at.Counted | None = None
@@ -168,7 +170,7 @@ class QuestionFrame:
         out: dict[str, object] = {"kind": self.kind}
         if self.answer.options:
             out["options"] = list(self.answer.options)
-        for name in ("category", "subject", "whole", "action", "held", "count", "count_colours", "reading", "reason", "negated", "relations"):
+        for name in ("category", "subject", "whole", "action", "held", "held_thing", "count", "count_colours", "reading", "reason", "negated", "relations"):
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value
@@ -263,6 +265,20 @@ def _action(low: str, subject: str | None) -> str | None:
     return None
 
 
+def _after_verb(low: str, verb: str) -> str | None:
+    """The noun phrase right after ``verb`` in ``low`` past an article or a possessive ("holding a red kite" -> "red kite"
+    where WordNet knows it, else "kite"), singular; None where a preposition or nothing follows ("holding in his hand")."""
+    words = _words(low)
+    if verb not in words:
+        return None
+    tail = [w for w in words[words.index(verb) + 1:] if w not in ARTICLES and w not in _POSSESSIVES]
+    phrase = _subject_phrase(tail)
+    return wn.singular(phrase) if phrase and " " not in phrase else phrase
+
+
+_POSSESSIVES = frozenset({"his", "her", "their", "its", "my", "your", "our"})
+
+
 def _subject(question: str) -> tuple[str | None, str | None]:
     """(subject, whole) of a question: the noun phrase after its first article ("the red bus"), or None; and the
     thing it belongs to where the question names one, by a possessive ("the horse's mane" -> mane, horse) or by
@@ -338,6 +354,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
                else knowledge.head if knowledge else category if category else named)
     whole = whole if subject == named else None
     action = _action(low, subject)
+    held = action is not None and wn.holds(action)
     return QuestionFrame(
         text=text,
         answer=spec,
@@ -345,7 +362,8 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         subject=subject,
         whole=whole,
         action=action,
-        held=action is not None and wn.holds(action),
+        held=held,
+        held_thing=_after_verb(low, action) if held else None,
         count=count,
         count_colours=count_colours or (),
         counted=counted,

@@ -335,34 +335,56 @@ class DescribeVQA:
         colors = _named(self.ctx.toolbox.colors(object_crop(image, Box(*box)), foreground=True))
         return {"label": d.label, "score": d.score, "box": box, "colors": colors} if colors else None
 
-    def _held(self, image: Image.Image, question: str, findings: dict) -> tuple[str, str] | None:
-        """(name, evidence) for an open question of what a found thing holds or carries (the frame's ``held``: "What is
-        the woman on the left carrying?"): the most confident other detection whose box its holder's box holds
-        (``companion.held_by``) and that may be held (``wordnet.holdable``: not the chair it sits on, not the tie it
-        wears). The holder is the detection of the frame's subject that the question's cue picks (a place, a colour
-        worn: ``choose``), else the largest; where none is found in a patch cropped to one thing, the patch is the
-        holder. None where no holder or nothing held is found: the LLM answers from the findings."""
-        frame = self._frame(question)
-        if frame is None or not frame.held or frame.kind != "open" or not frame.subject:
-            return None
+    def _holders(self, image: Image.Image, question: str, frame: Any, found: list[dict]) -> tuple[set[str], list[dict]]:
+        """(the detector classes of the frame's subject, the detections of it a question of holding is about): the one the
+        question's cue picks (a place, a colour worn: ``choose``), else the largest, or all of them for a plural
+        subject ("what are the girls carrying?"); a patch cropped to one thing, where none is found in it, is the one."""
         kinds = set(self._mapper.map(frame.subject).classes)
-        found = findings["relevant"] + findings["objects"]
         holders = [o for o in found if o["label"] in kinds]
         if not holders and is_object_crop(image):
-            holders = [{"label": frame.subject, "box": [0, 0, image.width, image.height]}]
-        if not holders:
-            return None
+            return kinds, [{"label": frame.subject, "box": [0, 0, image.width, image.height]}]
+        if len(holders) < 2:
+            return kinds, holders
         boxes = [o["box"] for o in holders]
-        told = choose_ops.cue(question) if len(holders) > 1 else None
-        picked = (choose_ops.choose(told, boxes, lambda: [object_crop(image, Box(*b)) for b in boxes])
-                  if told is not None else None)
+        told = choose_ops.cue(question)
+        picked = choose_ops.choose(told, boxes, lambda: [object_crop(image, Box(*b)) for b in boxes]) if told else None
         head = frame.subject.split()[-1]
         if picked is not None:
-            chosen = [holders[picked]]
-        elif wn.singular(head) != head:  # "what are the girls carrying?": what any of them holds
-            chosen = holders
-        else:  # one asked about, no cue or the pixels do not tell: the most prominent one
-            chosen = [max(holders, key=lambda o: Box(*o["box"]).area)]
+            return kinds, [holders[picked]]
+        if wn.singular(head) != head:
+            return kinds, holders
+        return kinds, [max(holders, key=lambda o: Box(*o["box"]).area)]  # one asked about, nothing tells: the most prominent
+
+    def _held(self, image: Image.Image, question: str, findings: dict) -> tuple[str, str] | None:
+        """(answer, evidence) for a question of what a found thing holds or carries (the frame's ``held``):
+
+        - open ("What is the woman on the left carrying?"): the most confident other detection whose box a holder's box
+          holds (``companion.held_by``) and that may be held (``wordnet.holdable``: not the chair one sits on, not the
+          tie one wears); None when there is none (the LLM answers from the findings);
+        - yes/no naming the thing ("Is the girl holding a kite?", the frame's ``held_thing``): "yes" when find()'s own
+          search (``look_for``) finds it where a holder's box holds it, "no" when the search finds it elsewhere only or
+          is one whose empty result settles it (``search_settles``); None when no tool can tell.
+
+        The holders are :meth:`_holders`; none found: None."""
+        frame = self._frame(question)
+        if frame is None or not frame.held or not frame.subject or frame.negated or frame.kind not in ("open", "yesno"):
+            return None
+        if frame.kind == "yesno" and frame.held_thing is None:
+            return None
+        found = findings["relevant"] + findings["objects"]
+        kinds, chosen = self._holders(image, question, frame, found)
+        if not chosen:
+            return None
+        at = ", ".join(str(h["box"]) for h in chosen)
+        if frame.kind == "yesno":
+            dets, meta = self.ctx.toolbox.look_for(image, frame.held_thing)
+            if not dets:
+                return ("no", f"find({frame.held_thing!r}) found none") if search_settles(0, meta) else None
+            boxes = [[int(v) for v in d.box.to_list(0)] for d in dets]
+            held_boxes = {i for h in chosen for i in companion_ops.held_by(h["box"], boxes)}
+            said = ", ".join(f"{d.label} at {b}" for d, b in zip(dets[:4], boxes))
+            return ("yes" if held_boxes else "no"), (f"find({frame.held_thing!r}): {said}; "
+                                                    f"{'in' if held_boxes else 'none in'} the {frame.subject}'s box at {at}")
         things = [o for o in found if o["label"] not in kinds and wn.holdable(o["label"])]
         held = list({id(things[i]): things[i] for h in chosen
                      for i in companion_ops.held_by(h["box"], [o["box"] for o in things])}.values())
@@ -370,7 +392,7 @@ class DescribeVQA:
             return None
         best = max(held, key=lambda o: o["score"])
         listed = ", ".join(f"{o['label']} {o['score']:.2f} at {o['box']}" for o in held[:4])
-        return best["label"], f"Held by the {frame.subject} at {', '.join(str(h['box']) for h in chosen)}: {listed}"
+        return best["label"], f"Held by the {frame.subject} at {at}: {listed}"
 
     def _thing_name(self, image: Image.Image, asked: KnowledgeAsked, findings: dict) -> str | None:
         """What the tools call the thing a knowledge question points at ("this fruit" -> banana), where
@@ -532,6 +554,9 @@ class DescribeVQA:
         findings = self.describe(image, question)
         user = render_prompt("vqa_describe_user", **findings, expected=spec.describe())
         search = findings["search"]
+        held = self._held(image, question, findings) if asked_knowledge(question) is None else None
+        if held is not None:  # "what is he holding?", "is she holding a kite?": the holder's box and the thing's decide
+            return Answer(text=held[0], source="describe:held", evidence=f"{user}\n{held[1]}")
         # A presence question the tools searched: their result decides, not the LLM (a small model said "yes"
         # beside "0 found"), where it is evidence: something found (unless the question places it: "on
         # the table?"), or nothing found by a search over every pixel. A detector's miss is no search.
@@ -543,9 +568,6 @@ class DescribeVQA:
         named_kind = self._category(image, question, findings) if spec.kind == "open" and asked is None else None
         if named_kind is not None:  # "what insect is this?": the classifier's labels named at the level asked
             return Answer(text=named_kind[0], source="describe:category", evidence=f"{user}\n{named_kind[1]}")
-        held = self._held(image, question, findings) if asked is None else None
-        if held is not None:  # "what is he holding?": the thing the holder's box holds, not any thing in the photo
-            return Answer(text=held[0], source="describe:held", evidence=f"{user}\n{held[1]}")
         name = self._thing_name(image, asked, findings) if asked else None
         if asked and name:
             # What is known of the thing, asked of the LLM's knowledge with the thing named and no findings
