@@ -29,6 +29,8 @@ _PLACES = frozenset({
 }) | GENERIC_NOUNS | REGION_NOUNS
 # How far ahead the best candidate's share must be of the next one's for the boxes to tell.
 MARGIN = 0.25
+# A found box this close to a candidate's (IoU) is the candidate itself ("the person with the person"), not another thing.
+_SAME_BOX = 0.9
 # What a thing holds may stick out of its box (a hand's reach): boxes are grown by this share of their size.
 REACH = 0.1
 
@@ -84,7 +86,7 @@ def pick_by_companion(boxes: Sequence[Sequence[float]], others: Sequence[Sequenc
     if not boxes or not others:
         return None
     cands, found = [Box(*b) for b in boxes], [Box(*o) for o in others]
-    shares = [max((_share(b, o) for o in found if b.iou(o) <= 0.9), default=0.0) for b in cands]
+    shares = [max((_share(b, o) for o in found if b.iou(o) <= _SAME_BOX), default=0.0) for b in cands]
     order = sorted(range(len(boxes)), key=lambda i: shares[i], reverse=True)
     best = order[0]
     runner_up = shares[order[1]] if len(order) > 1 else 0.0
@@ -103,7 +105,7 @@ def held_by(holder: Sequence[float], others: Sequence[Sequence[float]], least: f
     out = []
     for i, other in enumerate(others):
         thing = Box(*other)
-        if thing.area < box.area and box.iou(thing) <= 0.9 and _share(box, thing) >= least:
+        if thing.area < box.area and box.iou(thing) <= _SAME_BOX and _share(box, thing) >= least:
             out.append(i)
     return out
 

@@ -33,6 +33,8 @@ def phrase_end(words: Sequence[str], start: int = 0) -> int:
 
 # Words before a noun phrase that name nothing ("a herd of the cows", "this kind of some fruit").
 ARTICLES = frozenset({"a", "an", "the", "some"})
+# Whose a thing is, before its noun ("holding his hat"): like an article, it names nothing itself.
+POSSESSIVES = frozenset({"his", "her", "their", "its", "my", "your", "our"})
 
 # The WordNet senses of the photo a question is asked about ("the left side of the picture", "is the shot blurry?").
 _PHOTO_SENSES = ("photograph.n.01", "picture.n.01", "snapshot.n.01")

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from hydra_vr import answer_types as at
 from hydra_vr.asked import FocusAsked, LightAsked, PlaceAsked
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.lexicon.words import ARTICLES, BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, REGION_NOUNS, photo_nouns
+from hydra_vr.lexicon.words import ARTICLES, BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, POSSESSIVES, REGION_NOUNS, photo_nouns
 
 # Words that ask which kind ("what kind of bird"): the noun after "of" is the category.
 _KIND_WORDS = ("kind", "type", "sort", "species", "breed", "variety", "make", "model", "brand")
@@ -266,17 +266,15 @@ def _action(low: str, subject: str | None) -> str | None:
 
 
 def _after_verb(low: str, verb: str) -> str | None:
-    """The noun phrase right after ``verb`` in ``low`` past an article or a possessive ("holding a red kite" -> "red kite"
-    where WordNet knows it, else "kite"), singular; None where a preposition or nothing follows ("holding in his hand")."""
+    """The noun phrase right after ``verb`` in ``low`` past an article or a possessive, as :func:`_subject_phrase` reads it
+    (its adjectives kept: "holding a red kite" -> "red kite"; a single noun singular: "holding balloons" -> "balloon");
+    None where a preposition or nothing follows ("holding in his hand")."""
     words = _words(low)
     if verb not in words:
         return None
-    tail = [w for w in words[words.index(verb) + 1:] if w not in ARTICLES and w not in _POSSESSIVES]
+    tail = [w for w in words[words.index(verb) + 1:] if w not in ARTICLES and w not in POSSESSIVES]
     phrase = _subject_phrase(tail)
     return wn.singular(phrase) if phrase and " " not in phrase else phrase
-
-
-_POSSESSIVES = frozenset({"his", "her", "their", "its", "my", "your", "our"})
 
 
 def _subject(question: str) -> tuple[str | None, str | None]:

@@ -554,7 +554,8 @@ class DescribeVQA:
         findings = self.describe(image, question)
         user = render_prompt("vqa_describe_user", **findings, expected=spec.describe())
         search = findings["search"]
-        held = self._held(image, question, findings) if asked_knowledge(question) is None else None
+        asked = asked_knowledge(question)
+        held = self._held(image, question, findings) if asked is None else None
         if held is not None:  # "what is he holding?", "is she holding a kite?": the holder's box and the thing's decide
             return Answer(text=held[0], source="describe:held", evidence=f"{user}\n{held[1]}")
         # A presence question the tools searched: their result decides, not the LLM (a small model said "yes"
@@ -564,7 +565,6 @@ class DescribeVQA:
         if decisive and spec.kind == "yesno":
             present = search["count"] > 0
             return Answer(text="yes" if present != search["negated"] else "no", source="describe:search", evidence=user)
-        asked = asked_knowledge(question)
         named_kind = self._category(image, question, findings) if spec.kind == "open" and asked is None else None
         if named_kind is not None:  # "what insect is this?": the classifier's labels named at the level asked
             return Answer(text=named_kind[0], source="describe:category", evidence=f"{user}\n{named_kind[1]}")
