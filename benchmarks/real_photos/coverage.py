@@ -15,7 +15,9 @@ biggest coin"; ``hydra_vr.api.placement``) it also scores the box that place pic
 name's results (as the grounding fallback and ``best_image_match`` do): how close the choice by
 geometry alone comes to the oracle. Likewise for expressions that tell a person by the colour of what
 they wear ("the man in the black coat"): the box the pixels of that body part pick, where they tell
-(else no pick, and the LLM would be asked). Both picks are ``hydra_vr.api.choose``'s.
+(else no pick, and the LLM would be asked), and for expressions that tell their thing by another it is with
+or on ("the man holding a bottle"): the box that other thing, looked for in the photo, picks. All three picks
+are ``hydra_vr.api.choose``'s.
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ def main() -> None:
     if args.show and any(r.get("split") == "test" for r in rows):  # a file without splits (your own) may show all
         parser.error("--show prints per-expression results: not for test questions (report-only); use --split dev")
     verdicts: Counter[str] = Counter()
-    told: dict[str, list[tuple[float | None, float]]] = {"place": [], "worn": []}  # (IoU of the pick or None, oracle IoU)
+    # (IoU of the pick or None, oracle IoU) by the cue the expression tells its thing by
+    told: dict[str, list[tuple[float | None, float]]] = {"place": [], "worn": [], "other": []}
     for row in rows:
         image = Image.open(image_file(row["image"])).convert("RGB")
         with tb.recording() as calls:  # find() says itself when it cannot look for a name
@@ -76,8 +79,10 @@ def main() -> None:
         first = next((c for c in calls if c.result), None)
         if first is not None and said is not None:
             boxes = [d.box.to_list() for d in first.result]
-            how = "place" if said.where is not None else "worn"
-            idx = choose(said, boxes, lambda: [image.crop(tuple(b)) for b in boxes])
+            how = "place" if said.where is not None else "worn" if said.worn is not None else "other"
+            # one box is every caller's pick; among several, the cue's (the other thing looked for as the re-pick does)
+            idx = 0 if len(boxes) == 1 else choose(said, boxes, lambda: [image.crop(tuple(b)) for b in boxes],
+                                                   lambda name: [d.box.to_list() for d in tb.find(image, name)])
             pick_iou = box_iou(boxes[idx], row["box"]) if idx is not None else None
             told[how].append((pick_iou, best))
         if args.show:
@@ -90,7 +95,8 @@ def main() -> None:
         print(f"  {verdict:<28} {verdicts[verdict]:3d}  ({100 * verdicts[verdict] / n:.1f}%)")
     print(f"ceiling of Acc@0.5 with these tools and a perfect choice among their boxes: "
           f"{100 * verdicts['found (oracle IoU >= 0.5)'] / n:.1f}%")
-    for how, what in (("place", "name a place or size"), ("worn", "tell a person by the colour of what they wear")):
+    for how, what in (("place", "name a place or size"), ("worn", "tell a person by the colour of what they wear"),
+                      ("other", "tell their thing by another it is with or on")):
         picks = told[how]
         print(f"expressions that {what} and find something: {len(picks)}; the {how} picks a box in "
               f"{sum(p is not None for p, _ in picks)}, with IoU >= 0.5 in {sum(p is not None and p >= 0.5 for p, _ in picks)} "
