@@ -99,3 +99,46 @@ def test_part_boxes_from_the_face_and_from_the_person():
 ])
 def test_descriptions_that_tell_a_person_by_the_colour_they_wear(text, told):
     assert garments.worn_colors(text) == told
+
+
+def _person(face_at: tuple[int, int, int, int], below_face: str, elsewhere: str) -> "Image.Image":
+    """A 100x200 person crop painted ``elsewhere`` with a skin-toned face at ``face_at`` and ``below_face`` from the
+    face's bottom down 80 pixels: a seated person's shirt sits under the face, wherever the box puts a standing torso."""
+    from PIL import Image, ImageDraw
+
+    crop = Image.new("RGB", (100, 200), elsewhere)
+    draw = ImageDraw.Draw(crop)
+    draw.rectangle([0, face_at[3], 99, min(199, face_at[3] + 80)], fill=below_face)
+    draw.rectangle(face_at, fill=(225, 180, 150))
+    return crop
+
+
+def test_a_seated_persons_shirt_is_read_below_the_face_not_in_a_standing_bodys_share():
+    # the left one leans in low (face near the middle of the box's height), the right one stands (face near the top)
+    low, high = (40, 80, 70, 110), (35, 10, 65, 32)
+    left, right = _person(low, "red", "navy"), _person(high, "navy", "navy")
+    people, faces = [[0, 0, 100, 200], [200, 0, 300, 200]], [[40, 80, 70, 110], [235, 10, 265, 32]]
+    in_crops = garments.faces_in_crops(people, faces)
+    # the standing one's face is where the box's own shares put it: those shares place its parts, as before
+    assert in_crops == [[40, 80, 70, 110], None]
+    assert garments.pick_worn([left, right], "body", ("red",)) is None  # a standing torso's share shows navy on both
+    assert garments.pick_worn([left, right], "body", ("red",), faces=in_crops) == 0
+    assert garments.faces_in_crops(people, []) == [None, None]  # no face found: the box's shares
+
+
+def test_choose_looks_for_faces_for_a_colour_worn():
+    from hydra_vr.api.choose import choose, cue
+
+    low = (40, 80, 70, 110)
+    crops = [_person(low, "red", "navy"), _person((35, 10, 65, 32), "navy", "navy")]
+    boxes = [[0, 0, 100, 200], [200, 0, 300, 200]]
+    looked: list[str] = []
+
+    def look(name: str) -> list[list[float]]:
+        looked.append(name)
+        return [[40, 80, 70, 110], [235, 10, 265, 32]] if name == "face" else []
+
+    told = cue("the kid dressed in a red sweater")
+    assert told is not None and told.worn == ("body", ("red",))
+    assert choose(told, boxes, lambda: crops, look) == 0 and looked == ["face"]
+    assert choose(told, boxes, lambda: crops, None) is None  # no look: the box's shares alone, which do not tell

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from PIL import Image
 
 from hydra_vr.api.companion import Companion, companion, pick_by_companion
-from hydra_vr.api.garments import pick_worn, worn_colors
+from hydra_vr.api.garments import faces_in_crops, pick_worn, worn_colors
 from hydra_vr.api.placement import Placement, pick, placement
 
 
@@ -56,15 +56,18 @@ def choose(told: Cue, boxes: Sequence[Sequence[float]], crops: Callable[[], Sequ
            look: Callable[[str], Sequence[Sequence[float]]] | None = None) -> int | None:
     """The index among ``boxes`` that ``told`` picks; None when the pixels do not tell (close colour
     shares, the other thing not found: the caller asks otherwise). ``crops`` gives the boxes' pixels, only read
-    for a colour; ``look(name)`` the boxes a search of the photo finds for the other thing (none given: it is not
-    looked for)."""
+    for a colour; ``look(name)`` the boxes a search of the photo finds for the other thing and, for a colour worn,
+    for "face" (the body parts placed from each person's face); none given: nothing is looked for."""
     if told.where is not None:
         return pick(boxes, told.where)
     if told.other is not None:
         return pick_by_companion(boxes, look(told.other.name)) if look is not None and len(boxes) > 1 else None
     if told.worn is None:
         return None
-    return 0 if len(boxes) == 1 else pick_worn(crops(), *told.worn)
+    if len(boxes) == 1:
+        return 0
+    faces = faces_in_crops(boxes, look("face")) if look is not None else []  # where each body part lies
+    return pick_worn(crops(), *told.worn, faces=faces)
 
 
 __all__ = ["Cue", "choose", "cue"]

@@ -181,26 +181,52 @@ def garment_part(words: Sequence[str]) -> str | None:
     return None
 
 
-def worn_share(person: Image.Image, part: str, colours: Sequence[str]) -> float:
-    """The share of ``colours`` among the object pixels of ``part`` of the person cropped in ``person``."""
-    box = part_box([0, 0, person.width, person.height], part, None, person.size)
+def worn_share(person: Image.Image, part: str, colours: Sequence[str], face: Box | None = None) -> float:
+    """The share of ``colours`` among the object pixels of ``part`` of the person cropped in ``person``, the part
+    placed from ``face`` (in the crop's pixels) where one is given, else from the crop's box alone."""
+    box = part_box([0, 0, person.width, person.height], part, face, person.size)
     if box is None:
         return 0.0
     shares = color_ops.dominant_colors(person.crop(tuple(box)), top_k=len(color_ops.BASE_COLORS), foreground=True)
     return sum(c.fraction for c in shares if c.name in colours)
 
 
-def pick_worn(people: Sequence[Image.Image], part: str, colours: Sequence[str], *, least: float = 0.2,
-              margin: float = 0.1) -> int | None:
+def pick_worn(people: Sequence[Image.Image], part: str, colours: Sequence[str], *, faces: Sequence[Box | None] = (),
+              least: float = 0.2, margin: float = 0.1) -> int | None:
     """The index of the person crop whose ``part`` shows most of ``colours``, when that share is at least
     ``least`` and ahead of the next by ``margin``; None when the pixels do not tell (the caller asks
-    otherwise). Four people, a description by the colour of a coat: 0.75 against 0.06, 0.0, 0.0."""
+    otherwise). Four people, a description by the colour of a coat: 0.75 against 0.06, 0.0, 0.0. ``faces[i]``,
+    where given, is person ``i``'s face in its crop's pixels: a seated person or one cut at the waist has the
+    coat below the face, not in the box's fixed share of a standing body."""
     if len(people) < 2:
         return None
-    shares = [worn_share(p, part, colours) for p in people]
+    shares = [worn_share(p, part, colours, faces[i] if i < len(faces) else None) for i, p in enumerate(people)]
     order = sorted(range(len(shares)), key=lambda i: -shares[i])
     best, second = shares[order[0]], shares[order[1]]
     return order[0] if best >= least and best - second >= margin else None
 
 
-__all__ = ["GARMENTS", "PARTS", "face_of", "garment", "garment_part", "part_box", "pick_worn", "worn_colors", "worn_part", "worn_share"]
+def faces_in_crops(people: Sequence[Box], faces: Sequence[Box]) -> list[Box | None]:
+    """Each person's face (``face_of`` among ``faces``, photo pixels) in the pixels of that person's crop, where the
+    parts are to be placed from it: None where no face is found, or where the face sits where a standing person's
+    does in the box (the box's own shares of a standing body place the parts then)."""
+    out: list[Box | None] = []
+    for person in people:
+        face = face_of(person, faces)
+        if face is not None:
+            face = [face[0] - person[0], face[1] - person[1], face[2] - person[0], face[3] - person[1]]
+            if _as_standing(face, person[2] - person[0], person[3] - person[1]):
+                face = None
+        out.append(face)
+    return out
+
+
+def _as_standing(face: Box, width: float, height: float) -> bool:
+    """Whether ``face``'s centre (in a person crop of ``width`` x ``height``) lies in the share of the box where a
+    standing person's face is (:data:`_FROM_PERSON`): a seated person, one cut at the waist or leaning into the
+    frame has it elsewhere."""
+    span, cx, cy = _FROM_PERSON["face"], (face[0] + face[2]) / 2 / width, (face[1] + face[3]) / 2 / height
+    return span.x1 <= cx <= span.x2 and span.y1 <= cy <= span.y2
+
+
+__all__ = ["GARMENTS", "PARTS", "face_of", "faces_in_crops", "garment", "garment_part", "part_box", "pick_worn", "worn_colors", "worn_part", "worn_share"]
