@@ -101,3 +101,19 @@ def test_an_attribute_before_of_names_what_follows() -> None:
     assert parse("What is the colour of the scooter?").subject == "scooter"
     assert parse("What is the size of the parcel?").subject == "parcel"
     assert parse("How many chairs stand in the row of chairs?").subject == "chair"
+
+
+@pytest.mark.parametrize(("question", "answer", "refused"), [
+    ("Which kind of utensil is beside the plate?", "fork", False),    # cutlery, WordNet's "eating utensil": a utensil by its name
+    ("Which kind of utensil is beside the plate?", "spatula", False),  # under utensil.n.01 itself
+    ("Which kind of utensil is beside the plate?", "cup", True),
+    ("Which vehicle is parked by the gate?", "truck", False),
+    ("Which vehicle is parked by the gate?", "tree", True),
+])
+def test_an_answer_off_the_category_asked_is_refused_by_wordnet(question: str, answer: str, refused: bool) -> None:
+    frame = parse(question)
+    assert frame.category is not None  # the check is the category's
+    why = frame.off_category(answer)
+    assert (why is not None) == refused
+    if refused:
+        assert f"is not a kind of {frame.category}" in why

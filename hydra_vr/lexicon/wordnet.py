@@ -177,8 +177,15 @@ def could_be_a(word: str, category: str) -> bool:
     """Whether some sense of ``word`` is a kind of some sense of ``category``, rare senses included: fish, the
     flesh, is food in WordNet's "solid food" sense, not in its everyday "nutrient" one. For refusing an answer
     that is no kind of a category at all, where :func:`word_is_a` would refuse on a sense too fine."""
-    wanted = set(wordnet().synsets(_key(category), "n"))
-    return any(not _ancestors(s).isdisjoint(wanted) for s in wordnet().synsets(_key(word), "n"))
+    wanted, key = set(wordnet().synsets(_key(category), "n")), _key(category)
+    return any(not _ancestors(s).isdisjoint(wanted) or any(_headed_by(a, key) for a in _ancestors(s))
+               for s in wordnet().synsets(_key(word), "n"))
+
+
+def _headed_by(synset: Any, key: str) -> bool:
+    """Whether a name of ``synset`` is a compound whose head is ``key``: a spoon is cutlery, which WordNet also names
+    "eating utensil", a kind of utensil by its name though not under ``utensil.n.01``."""
+    return any(lemma.lower().endswith("_" + key) for lemma in synset.lemma_names())
 
 
 def _member_of(synset: Any, group: Any) -> bool:
