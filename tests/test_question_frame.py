@@ -117,3 +117,14 @@ def test_an_answer_off_the_category_asked_is_refused_by_wordnet(question: str, a
     assert (why is not None) == refused
     if refused:
         assert f"is not a kind of {frame.category}" in why
+
+
+@pytest.mark.parametrize(("question", "subject", "action"), [
+    ("Does the girl carry a bag?", "girl", "carry"),          # the verb after the subject ends its phrase
+    ("Does the old truck have a trailer?", "old truck", "have"),
+    ("Does the green train stop at this station?", "green train", "stop"),  # 'green' alone names no subject: past it
+    ("Do the boys play football?", "boys", "play"),
+])
+def test_a_do_questions_subject_ends_at_its_verb(question: str, subject: str, action: str) -> None:
+    frame = parse(question)
+    assert (frame.subject, frame.action) == (subject, action)

@@ -243,6 +243,21 @@ def asked_category(question: str) -> str | None:
 _DO = frozenset({"do", "does", "did"})
 
 
+def _do_verb(words: Sequence[str]) -> int:
+    """Where the verb of a do-question stands in ``words`` (what follows its "the"): the first base-form verb after a
+    noun phrase that is not followed by another ("the old truck have": 'truck' may be a verb too, 'have' is the one);
+    ``len(words)`` where none is."""
+    for i, w in enumerate(words):
+        if _base_verb(w) and _subject_phrase(words[:i]) and not (i + 1 < len(words) and _base_verb(words[i + 1])):
+            return i
+    return len(words)
+
+
+def _base_verb(word: str) -> bool:
+    """A verb in its base form ("hold", "wear", "have"): after a do-question's subject it says what the subject does."""
+    return wn.is_verb(word) and wn.wordnet().morphy(word, "v") == word
+
+
 def _progressive(word: str) -> bool:
     """A verb's -ing form ("holding", "eating"): what a thing is doing."""
     return word.endswith("ing") and wn.is_verb(word)
@@ -286,6 +301,8 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     if not m:
         return None, None
     words = _words(m.group(1))
+    if _words(question)[:1] and _words(question)[0] in _DO:  # "does the woman hold a cup": the verb ends the phrase
+        words = words[:_do_verb(words)]
     owner = next((i for i, w in enumerate(words[:3]) if w.endswith(("'s", "s'"))), None)
     if owner is not None:  # "the red car's roof": the roof, of the red car
         whole = _subject_phrase([*words[:owner], words[owner].removesuffix("'s").removesuffix("'")])
@@ -311,7 +328,7 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
     for i, w in enumerate(tail[:4]):
         if w == "of" and words and wn.partitive(_US.get(words[-1], words[-1]), _OF_NAMES_WHAT_FOLLOWS):
             return _noun_phrase([x for x in tail[i + 1:] if x not in ARTICLES]) or " ".join(words)
-        if w in _STOP or not (wn.is_noun(w) or wn.is_adjective(w)):
+        if w in _STOP or w in ARTICLES or not (wn.is_noun(w) or wn.is_adjective(w)):
             break
         if words and _progressive(w):
             break  # "the chef cutting": what the thing does, not part of its name
