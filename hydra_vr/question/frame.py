@@ -328,6 +328,8 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
     for i, w in enumerate(tail[:4]):
         if w == "of" and words and wn.partitive(_US.get(words[-1], words[-1]), _OF_NAMES_WHAT_FOLLOWS):
             return _noun_phrase([x for x in tail[i + 1:] if x not in ARTICLES]) or " ".join(words)
+        if w in ARTICLES and not words:
+            continue  # "this a bike" (of "is this a bike?"): the phrase starts past the article
         if w in _STOP or w in ARTICLES or not (wn.is_noun(w) or wn.is_adjective(w)):
             break
         if words and _progressive(w):
