@@ -178,8 +178,8 @@ def could_be_a(word: str, category: str) -> bool:
     flesh, is food in WordNet's "solid food" sense, not in its everyday "nutrient" one. For refusing an answer
     that is no kind of a category at all, where :func:`word_is_a` would refuse on a sense too fine."""
     wanted, key = set(wordnet().synsets(_key(category), "n")), _key(category)
-    return any(not _ancestors(s).isdisjoint(wanted) or any(_headed_by(a, key) for a in _ancestors(s))
-               for s in wordnet().synsets(_key(word), "n"))
+    kinds = [_ancestors(s) for s in wordnet().synsets(_key(word), "n")]
+    return any(not above.isdisjoint(wanted) or any(_headed_by(a, key) for a in above) for above in kinds)
 
 
 def _headed_by(synset: Any, key: str) -> bool:
