@@ -20,6 +20,7 @@ from PIL import Image
 
 from hydra_vr.answer_types import WEARING
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api.types import Box as _Box
 from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.lexicon.words import ARTICLES
 
@@ -213,20 +214,18 @@ def faces_in_crops(people: Sequence[Box], faces: Sequence[Box]) -> list[Box | No
     out: list[Box | None] = []
     for person in people:
         face = face_of(person, faces)
-        if face is not None:
-            face = [face[0] - person[0], face[1] - person[1], face[2] - person[0], face[3] - person[1]]
-            if _as_standing(face, person[2] - person[0], person[3] - person[1]):
-                face = None
-        out.append(face)
+        in_crop = None if face is None else _Box(*face[:4]).shift(-person[0], -person[1])
+        standing = in_crop is not None and _as_standing(in_crop, person[2] - person[0], person[3] - person[1])
+        out.append(None if in_crop is None or standing else in_crop.to_list(None))
     return out
 
 
-def _as_standing(face: Box, width: float, height: float) -> bool:
+def _as_standing(face: _Box, width: float, height: float) -> bool:
     """Whether ``face``'s centre (in a person crop of ``width`` x ``height``) lies in the share of the box where a
     standing person's face is (:data:`_FROM_PERSON`): a seated person, one cut at the waist or leaning into the
     frame has it elsewhere."""
-    span, cx, cy = _FROM_PERSON["face"], (face[0] + face[2]) / 2 / width, (face[1] + face[3]) / 2 / height
-    return span.x1 <= cx <= span.x2 and span.y1 <= cy <= span.y2
+    span, (cx, cy) = _FROM_PERSON["face"], face.center
+    return span.x1 <= cx / width <= span.x2 and span.y1 <= cy / height <= span.y2
 
 
 __all__ = ["GARMENTS", "PARTS", "face_of", "faces_in_crops", "garment", "garment_part", "part_box", "pick_worn", "worn_colors", "worn_part", "worn_share"]
