@@ -91,6 +91,8 @@ def main() -> None:
         qfile = args.out / "questions.jsonl"
         n = interleaved(args.questions, args.ids, qfile, args.split, args.seed)
         total = min(total or n, n)
+        if total < n:  # a partial run says so: its figures are not the split's
+            print(f"running {total} of the {n} questions selected (--samples {args.samples})", flush=True)
         data += ["--data-root", str(qfile)]
     if total is None:
         sys.exit("--samples is needed for a dataset other than user")
