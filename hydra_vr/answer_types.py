@@ -130,7 +130,8 @@ def composed_of(answer: Any, question: str, replies: Sequence[Any]) -> str | Non
 
     Programs build sentences around what simple_query said: "Two girls wearing" + "dress" + "dress" became
     "two girls wearingdressdress" for "What are the two girls wearing?". The replies are the answer ("dress"; two
-    different ones joined by "and", in the answer's order). An answer that is one reply, holds none, or
+    different ones joined by "and", in the answer's order; different kinds of one thing by that thing: "paper cup" and
+    "coffee cup" are cups). An answer that is one reply, holds none, or
     adds words of its own (a number, a name the question lacks) is left alone (None).
     """
     text = clean(answer)
@@ -147,6 +148,9 @@ def composed_of(answer: Any, question: str, replies: Sequence[Any]) -> str | Non
     asked = set(_stems(question))
     if any(_stem(w) not in asked for w in _words(rest) if w not in _FUNCTION_WORDS):
         return None
+    heads = {reply.split()[-1] for reply in used}
+    if len(used) > 1 and len(heads) == 1 and wn.is_noun(head := heads.pop()):
+        return head  # "paper cup" and "coffee cup": kinds of one thing (a compound names a kind of its head), named by it
     return " and ".join(sorted(used, key=text.find))
 
 

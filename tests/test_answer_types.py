@@ -321,6 +321,9 @@ def test_an_answer_glued_from_tool_replies_around_the_questions_words_is_the_rep
     q = "What are the two women wearing?"
     assert composed_of("Two women wearingsuitsuit", q, ["suit", "suit"]) == "suit"
     assert composed_of("suit academic gown", q, ["suit", "academic gown"]) == "suit and academic gown"
+    # kinds of one thing (compounds with one head) are named by it; different heads stay listed
+    assert composed_of("paper cup and coffee cup", "What do the two guests carry?", ["paper cup", "coffee cup"]) == "cup"
+    assert composed_of("sun hat and hat", "What do the two guests carry?", ["sun hat", "hat"]) == "hat"
     assert composed_of("The man is wearing a suit.", "What is the man wearing?", ["suit"]) == "suit"
     assert composed_of("monastery from china", "What country is this roof style from?", ["monastery", "china"]) == "monastery and china"
     # one reply, no reply in it, or words of its own: left alone
