@@ -297,13 +297,12 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     thing it belongs to where the question names one, by a possessive ("the horse's mane" -> mane, horse) or by
     "of" after a part ("the handle of the mug" -> handle, mug; WordNet says what is a part), else None. The phrase
     runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
-    low = question.lower()  # lower() may change a string's length (a dotted capital I): m's offsets are low's
-    m = re.search(r"\b(?:the|this|that|these|those|a|an)\s+(.+)$", low)
+    m = re.search(r"\b(?:the|this|that|these|those|a|an)\s+(.+)$", question.lower())
     if not m:
         return None, None
     words = _words(m.group(1))
     # "does the woman hold a cup", "where does the old dog sleep": after a do before the phrase, its verb ends the phrase
-    if not _DO.isdisjoint(_words(low[: m.start()])):
+    if not _DO.isdisjoint(_words(question[: m.start()])):
         words = words[:_do_verb(words)]
     owner = next((i for i, w in enumerate(words[:3]) if w.endswith(("'s", "s'"))), None)
     if owner is not None:  # "the red car's roof": the roof, of the red car
