@@ -301,8 +301,7 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     if not m:
         return None, None
     words = _words(m.group(1))
-    # "does the woman hold a cup", "where does the old dog sleep": after a do before the phrase, its verb ends the phrase
-    if not _DO.isdisjoint(_words(question[: m.start()])):
+    if not _DO.isdisjoint(_words(question)[:1]):  # "does the woman hold a cup": the verb ends the phrase
         words = words[:_do_verb(words)]
     owner = next((i for i, w in enumerate(words[:3]) if w.endswith(("'s", "s'"))), None)
     if owner is not None:  # "the red car's roof": the roof, of the red car
