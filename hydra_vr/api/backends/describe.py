@@ -33,6 +33,7 @@ from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext, search_settles
 from hydra_vr.api.types import Answer, Box, is_object_crop, object_crop
 from hydra_vr.lexicon import wordnet as wn
+from hydra_vr.lexicon.words import GENERIC_NOUNS, REGION_NOUNS, one_of, photo_nouns
 from hydra_vr.prompts import load_examples, render_prompt
 
 log = logging.getLogger(__name__)
@@ -241,7 +242,7 @@ class DescribeVQA:
         worn = self._worn(image, question, kind, [d for d in dets if d.label == "person"], found_faces)
         # the colours of the body part asked about stand for the person's ("his hair"), not the whole box's
         part_colors = bool(worn) and any(p["colors"] for p in worn["people"])
-        wanted = _relevant_classes(question, self._mapper)
+        wanted = self._wanted(question, kind)
         relevant, objects = [], []
         for d in dets[: self.max_objects]:
             item = {"label": d.label, "score": d.score, "box": [int(v) for v in d.box.to_list(0)]}
@@ -274,6 +275,8 @@ class DescribeVQA:
             if subject_colors:  # the whole-patch shares would list the background first; say what it is
                 colors = _named(border)
         part = self._part(image, question, dets) if kind == "color" and not background else None
+        if part is None and kind == "color" and not background and not relevant and not (worn and worn["colors"]):
+            part = self._unlocated(image, question)
         texts, regions, big_text = None, [], _BIG_TEXT.search(question) is not None
         # a question for a city or a country reads signs too: a city's name is often painted on its trams
         # ... and so does a yes/no question about what a thing is: "Is the car electric?" may be written on
@@ -298,6 +301,17 @@ class DescribeVQA:
                 "classified": [(ls.label, ls.score) for ls in classified],  # not shown: what _thing_name reads
                 "read": regions,  # not shown: the OCR lines a reading answer is put back into (``_as_written``)
                 "counted": counted}  # not shown: whether a count may be 0 (``_count_search``)
+
+    def _wanted(self, question: str, kind: str) -> set[str]:
+        """The detector classes whose detections are listed as relevant (their colours measured): those the question
+        names (:func:`_relevant_classes`), but for a colour question whose thing is told by another ("the stool the
+        man sits on", "the coaster under the glass") only the classes of the thing itself (the frame's subject): the
+        man's colours listed beside a stool no tool found became the stool's. A part of a named whole ("the dog's
+        eyes") keeps the whole's, which ``_part`` measures it on."""
+        frame = self._frame(question) if kind == "color" else None
+        if frame is None or not frame.subject or frame.whole:
+            return _relevant_classes(question, self._mapper)
+        return set(self._mapper.map(frame.subject).classes)
 
     def _category(self, image: Image.Image, question: str, findings: dict) -> tuple[str, str] | None:
         """(name, evidence) for a question that asks which kind of a category ("What insect is on the leaf?"),
@@ -450,6 +464,21 @@ class DescribeVQA:
         label = found.label if found is not None else frame.whole
         colors = _part_colors(image, [int(v) for v in found.box.to_list(0)] if found is not None else None)
         return {"part": frame.subject, "whole": label, "colors": colors} if colors else None
+
+    def _unlocated(self, image: Image.Image, question: str) -> dict | None:
+        """For a colour question about a thing no tool located in a scene ("the stool", "the painted curb": neither
+        the detector's listing nor find()'s own search holds it), the photo's colours down to :data:`_PART_FLOOR`,
+        as ``_part`` gives a part's whole's (``whole`` None: the whole is the photo). The colours of what stands out,
+        which the answer was otherwise kept to, are the scene's main things', not the thing's: a thing no tool finds
+        is mostly a small share of the photo. None for a patch cropped to one thing (its own pixels are the thing's),
+        a part of a named whole (``_part``), or a question naming no thing ("What colour is the picture?")."""
+        frame = self._frame(question)
+        if frame is None or not frame.subject or frame.whole or is_object_crop(image):
+            return None
+        if all(one_of(w, GENERIC_NOUNS | REGION_NOUNS | photo_nouns()) or not wn.is_noun(w) for w in frame.subject.split()):
+            return None
+        colors = _part_colors(image, None)
+        return {"part": frame.subject, "whole": None, "colors": colors} if colors else None
 
     def _frame(self, question: str) -> Any:
         """The question's frame, where the context reads questions (``ToolContext.read_question``); else None."""
