@@ -33,7 +33,6 @@ from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import ToolContext, search_settles
 from hydra_vr.api.types import Answer, Box, is_object_crop, object_crop
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.lexicon.words import GENERIC_NOUNS, REGION_NOUNS, one_of, photo_nouns
 from hydra_vr.prompts import load_examples, render_prompt
 
 log = logging.getLogger(__name__)
@@ -275,8 +274,6 @@ class DescribeVQA:
             if subject_colors:  # the whole-patch shares would list the background first; say what it is
                 colors = _named(border)
         part = self._part(image, question, dets) if kind == "color" and not background else None
-        if part is None and kind == "color" and not background and not relevant and not (worn and worn["colors"]):
-            part = self._unlocated(image, question)
         texts, regions, big_text = None, [], _BIG_TEXT.search(question) is not None
         # a question for a city or a country reads signs too: a city's name is often painted on its trams
         # ... and so does a yes/no question about what a thing is: "Is the car electric?" may be written on
@@ -464,21 +461,6 @@ class DescribeVQA:
         label = found.label if found is not None else frame.whole
         colors = _part_colors(image, [int(v) for v in found.box.to_list(0)] if found is not None else None)
         return {"part": frame.subject, "whole": label, "colors": colors} if colors else None
-
-    def _unlocated(self, image: Image.Image, question: str) -> dict | None:
-        """For a colour question about a thing no tool located in a scene ("the stool", "the painted curb": neither
-        the detector's listing nor find()'s own search holds it), the photo's colours down to :data:`_PART_FLOOR`,
-        as ``_part`` gives a part's whole's (``whole`` None: the whole is the photo). The colours of what stands out,
-        which the answer was otherwise kept to, are the scene's main things', not the thing's: a thing no tool finds
-        is mostly a small share of the photo. None for a patch cropped to one thing (its own pixels are the thing's),
-        a part of a named whole (``_part``), or a question naming no thing ("What colour is the picture?")."""
-        frame = self._frame(question)
-        if frame is None or not frame.subject or frame.whole or is_object_crop(image):
-            return None
-        if all(one_of(w, GENERIC_NOUNS | REGION_NOUNS | photo_nouns()) or not wn.is_noun(w) for w in frame.subject.split()):
-            return None
-        colors = _part_colors(image, None)
-        return {"part": frame.subject, "whole": None, "colors": colors} if colors else None
 
     def _frame(self, question: str) -> Any:
         """The question's frame, where the context reads questions (``ToolContext.read_question``); else None."""
