@@ -241,7 +241,7 @@ class DescribeVQA:
         worn = self._worn(image, question, kind, [d for d in dets if d.label == "person"], found_faces)
         # the colours of the body part asked about stand for the person's ("his hair"), not the whole box's
         part_colors = bool(worn) and any(p["colors"] for p in worn["people"])
-        wanted = self._wanted(question, kind)
+        wanted = _relevant_classes(question, self._mapper)
         relevant, objects = [], []
         for d in dets[: self.max_objects]:
             item = {"label": d.label, "score": d.score, "box": [int(v) for v in d.box.to_list(0)]}
@@ -298,17 +298,6 @@ class DescribeVQA:
                 "classified": [(ls.label, ls.score) for ls in classified],  # not shown: what _thing_name reads
                 "read": regions,  # not shown: the OCR lines a reading answer is put back into (``_as_written``)
                 "counted": counted}  # not shown: whether a count may be 0 (``_count_search``)
-
-    def _wanted(self, question: str, kind: str) -> set[str]:
-        """The detector classes whose detections are listed as relevant (their colours measured): those the question
-        names (:func:`_relevant_classes`), but for a colour question whose thing is told by another ("the stool the
-        man sits on", "the coaster under the glass") only the classes of the thing itself (the frame's subject): the
-        man's colours listed beside a stool no tool found became the stool's. A part of a named whole ("the dog's
-        eyes") keeps the whole's, which ``_part`` measures it on."""
-        frame = self._frame(question) if kind == "color" else None
-        if frame is None or not frame.subject or frame.whole:
-            return _relevant_classes(question, self._mapper)
-        return set(self._mapper.map(frame.subject).classes)
 
     def _category(self, image: Image.Image, question: str, findings: dict) -> tuple[str, str] | None:
         """(name, evidence) for a question that asks which kind of a category ("What insect is on the leaf?"),
