@@ -314,7 +314,7 @@ def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(too
         assert not script.calls("knowledge") and len(script.calls("describe")) == 1
 
 
-def test_a_count_of_a_thing_no_tool_can_look_for_starts_at_one(toolbox_with_llm, photo):
+def test_a_count_no_search_settled_starts_at_one(toolbox_with_llm, photo):
     # "how many" presumes the thing; with no tool able to look for it, nothing supports a 0 from the findings
     from hydra_vr.api import bind_toolbox
 
@@ -323,10 +323,15 @@ def test_a_count_of_a_thing_no_tool_can_look_for_starts_at_one(toolbox_with_llm,
     toolbox_with_llm.holder["llm"] = script.chat
     assert Patch(str(photo("coffee"))).simple_query("How many sugar cubes are on the saucer?") == "3"
     assert script.calls("describe")[0].json_schema["properties"]["answer"]["minimum"] == 1
-    # a thing the detector looks for may be counted 0 (its miss is a search, as for a program's find())
+    # nor where the detector has a class for it and found none: its miss is no search that says there is none
+    script = Script(describe=[ans("0"), ans("2")])
+    toolbox_with_llm.holder["llm"] = script.chat
+    assert Patch(str(photo("coffee"))).simple_query("How many dogs are lying under the table?") == "2"
+    assert script.calls("describe")[0].json_schema["properties"]["answer"]["minimum"] == 1
+    # a search over every pixel (outlines) settles it either way: a count may be 0
     script = Script(describe=[ans("0")])
     toolbox_with_llm.holder["llm"] = script.chat
-    assert Patch(str(photo("coffee"))).simple_query("How many dogs are under the table?") == "0"
+    assert Patch(str(photo("coffee"))).simple_query("How many triangles are drawn there?") == "0"
     assert script.calls("describe")[0].json_schema["properties"]["answer"]["minimum"] == 0
 
 

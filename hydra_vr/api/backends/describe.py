@@ -457,14 +457,16 @@ class DescribeVQA:
 
     def _count_search(self, image: Image.Image, question: str) -> dict | None:
         """For a count question, find()'s search for what it counts (the frame's ``count``): how many came back and
-        whether any tool could look for it (``unsearchable``: a 0 from the LLM would rest on nothing, as the
-        ``unfounded_negative`` check says of a program's). None without a frame or a counted thing."""
+        whether that result ``settles`` anything (``search_settles``: something found, or none found by a search
+        over every pixel). A name no tool can look for, or the detector's miss (NanoDet misses small, far or
+        cut-off things), does not: a 0 from the LLM would rest on nothing, as the ``unfounded_negative``
+        check says of a program's. None without a frame or a counted thing."""
         frame = self._frame(question)
         if frame is None or not frame.count:
             return None
         name = " ".join(frame.count)
         dets, meta = self.ctx.toolbox.look_for(image, name)
-        return {"name": name, "count": len(dets), "searchable": not meta.get("unsearchable")}
+        return {"name": name, "count": len(dets), "settles": search_settles(len(dets), meta)}
 
     def _worn(self, image: Image.Image, question: str, kind: str, people: list,
               found_faces: Callable[[], list[list[float]]]) -> dict | None:
@@ -579,8 +581,8 @@ class DescribeVQA:
                               spec, max_tokens=self.max_tokens, retries=self.retries)
             if reply.answer is not None:
                 return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
-        if findings["counted"] is not None and not findings["counted"]["searchable"]:
-            spec = dataclasses.replace(spec, least=1)  # "how many" presumes the thing; no tool could look for it
+        if findings["counted"] is not None and not findings["counted"]["settles"]:
+            spec = dataclasses.replace(spec, least=1)  # "how many" presumes the thing; no search said there is none
         if spec.kind == "color" and (seen := _colors_seen(findings)):
             spec = dataclasses.replace(spec, options=seen)  # from the findings, not from knowledge: what was measured
         elif (spec.kind == "choice" and spec.options and all(color_ops.is_color_name(o) for o in spec.options)
