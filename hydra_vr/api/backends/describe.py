@@ -116,6 +116,14 @@ def _unchecked(kind: str, search: dict | None) -> bool:
     return kind == "yesno" and not search
 
 
+def _nothing_bears(findings: dict, question: str) -> bool:
+    """A yes/no question (``_unchecked``) that no finding bears on either: not a presence question (a detector's
+    miss is weak evidence of "no"), no text read (a car may say "electric"), no garment classified, no colour
+    named (what the measures settle): a state or a detail."""
+    return (findings["unchecked"] and asked_presence(question) is None and not findings["texts"] and not findings["worn"]
+            and not any(color_ops.is_color_name(w) for w in re.findall(r"[a-z]+", question.lower())))
+
+
 _BIG_TEXT = re.compile(r"\b(big|bigger|biggest|large|larger|largest|huge|giant)\b", re.I)
 
 
@@ -199,13 +207,17 @@ class DescribeVQA:
     the thing a knowledge question points at: "Is this fruit usually eaten raw or cooked?" is asked of the
     LLM's knowledge as "Is this fruit (mango) ..."), category_score and category_top_k (for a question that
     asks which kind of a category, "What bird is this?": the share of the classifier's first category_top_k
-    labels that must be kinds of it for their name at that level to be the answer)."""
+    labels that must be kinds of it for their name at that level to be the answer), yesno_prior (the answer to
+    a yes/no question no tool could check, a state or a detail: "yes", "no", or null to ask the LLM)."""
 
     def __init__(self, ctx: ToolContext, *, max_objects: int = 12, classifier_top_k: int = 3, ocr: str = "auto",
                  max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1, worn_people: int = 3,
-                 knowledge_score: float = 0.5, category_score: float = 0.3, category_top_k: int = 20) -> None:
+                 knowledge_score: float = 0.5, category_score: float = 0.3, category_top_k: int = 20,
+                 yesno_prior: str | None = "yes") -> None:
         if ocr not in {"auto", "always", "never"}:
             raise ValueError("describe: ocr must be 'auto', 'always' or 'never'")
+        if yesno_prior not in {"yes", "no", None}:
+            raise ValueError("describe: yesno_prior must be 'yes', 'no' or null")
         self.ctx = ctx
         self.max_objects = max_objects
         self.classifier_top_k = classifier_top_k
@@ -217,6 +229,10 @@ class DescribeVQA:
         self.knowledge_score = knowledge_score  # the confidence that names "this <thing>"
         self.category_score = category_score  # the classifier's share that names "what <category>"
         self.category_top_k = category_top_k
+        # The LLM sees no pixels: on a yes/no that no finding bears on, its "yes" or "no" is a guess, and a guess
+        # loses to the answers' prior. VQA v2's "prior (yes)" baseline is right on 61% of its yes/no questions;
+        # asked of what a photo shows, "yes" is the likelier answer.
+        self.yesno_prior = yesno_prior
         self._mapper = CocoNameMapper()
         self._prefix: list | None = None
 
@@ -567,6 +583,9 @@ class DescribeVQA:
         if decisive and spec.kind == "yesno":
             present = search["count"] > 0
             return Answer(text="yes" if present != search["negated"] else "no", source="describe:search", evidence=user)
+        if self.yesno_prior is not None and asked is None and _nothing_bears(findings, question):
+            return Answer(text=self.yesno_prior, source="describe:prior",
+                          evidence=f"{user}\nNo finding bears on it: answered with the yes/no prior, {self.yesno_prior!r}")
         named_kind = self._category(image, question, findings) if spec.kind == "open" and asked is None else None
         if named_kind is not None:  # "what insect is this?": the classifier's labels named at the level asked
             return Answer(text=named_kind[0], source="describe:category", evidence=f"{user}\n{named_kind[1]}")
