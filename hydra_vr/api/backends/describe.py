@@ -116,13 +116,12 @@ def _unchecked(kind: str, search: dict | None) -> bool:
     return kind == "yesno" and not search
 
 
-def _nothing_bears(findings: dict, question: str, held_thing: str | None) -> bool:
+def _nothing_bears(findings: dict, question: str) -> bool:
     """A yes/no question (``_unchecked``) that no finding bears on either: not a presence question (a detector's
-    miss is weak evidence of "no"), nor one of a thing in someone's hands (the frame's ``held_thing``: presence too),
-    no text read (a car may say "electric"), no garment classified, no colour named (what the measures settle):
-    a state or a detail."""
-    return (findings["unchecked"] and asked_presence(question) is None and held_thing is None and not findings["texts"]
-            and not findings["worn"] and not any(color_ops.is_color_name(w) for w in re.findall(r"[a-z]+", question.lower())))
+    miss is weak evidence of "no"), no text read (a car may say "electric"), no garment classified, no colour
+    named (what the measures settle): a state or a detail."""
+    return (findings["unchecked"] and asked_presence(question) is None and not findings["texts"] and not findings["worn"]
+            and not any(color_ops.is_color_name(w) for w in re.findall(r"[a-z]+", question.lower())))
 
 
 _BIG_TEXT = re.compile(r"\b(big|bigger|biggest|large|larger|largest|huge|giant)\b", re.I)
@@ -584,8 +583,7 @@ class DescribeVQA:
         if decisive and spec.kind == "yesno":
             present = search["count"] > 0
             return Answer(text="yes" if present != search["negated"] else "no", source="describe:search", evidence=user)
-        frame = self._frame(question)
-        if self.yesno_prior is not None and asked is None and _nothing_bears(findings, question, frame and frame.held_thing):
+        if self.yesno_prior is not None and asked is None and _nothing_bears(findings, question):
             return Answer(text=self.yesno_prior, source="describe:prior",
                           evidence=f"{user}\nNo finding bears on it: answered with the yes/no prior, {self.yesno_prior!r}")
         named_kind = self._category(image, question, findings) if spec.kind == "open" and asked is None else None
