@@ -17,8 +17,10 @@ def cat(photo):
 def _describe(toolbox, script, **options):
     from hydra_vr.api.backends.describe import DescribeVQA
     from hydra_vr.api.tools import ToolContext
+    from hydra_vr.question import parse
 
-    return DescribeVQA(ToolContext(toolbox=toolbox, llm=lambda: script.chat), **options)
+    # wired as hydra_vr.factory wires it: the question frame read, so the frame's own rules run first
+    return DescribeVQA(ToolContext(toolbox=toolbox, llm=lambda: script.chat, read_question=parse), **options)
 
 
 def test_a_state_no_tool_can_see_gets_the_prior_without_asking_the_llm(toolbox_with_llm, cat):
