@@ -179,11 +179,10 @@ def test_a_zero_from_a_name_the_detector_cannot_look_for_is_not_an_answer(toolbo
 
 
 def test_vipergpt_zero_from_a_blind_find_falls_back_to_the_whole_image(toolbox_with_llm, sandbox, photo):
-    # the whole-image fallback: no tool can find a tower either, so describe answers with its count prior, not the LLM
-    script = Script(reasoner=[COUNT_TOWERS])
+    script = Script(reasoner=[COUNT_TOWERS], describe=[ans("9")])
     result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt", max_code_retries=0).run(
         str(photo("rocket")), "How many towers are there?")
-    assert result.answer == "2" and result.answer_source == "fallback simple_query"
+    assert result.answer == "9" and result.answer_source == "fallback simple_query"
     assert "rests on find('tower')" in result.steps[0].feedback
 
 
@@ -194,15 +193,16 @@ def test_a_blind_find_is_retried_inside_the_step_then_the_fallback_runs(toolbox_
     script = Script(
         planner=[plan("Find the towers and count them")],
         reasoner=[COUNT_TOWERS, COUNT_TOWERS.replace("len(towers)", "len(towers) if towers else 0")],
-        summarizer=[decide("answer", "2")],
+        summarizer=[decide("answer", "12")],
+        describe=[ans("12")],
     )
     result = agent_for(script, toolbox_with_llm, sandbox, max_steps=3).run(str(photo("rocket")), "How many towers are there?")
-    assert result.answer == "2" and len(result.steps) == 1
+    assert result.answer == "12" and len(result.steps) == 1
     attempts = result.steps[0].attempts
     assert [a.error_kind for a in attempts] == ["blind_find", "blind_find", None] and attempts[-1].fallback
     retry = script.messages("reasoner")[1][-1].content
     assert "find('tower') always comes back empty" in retry and "0 rests on that empty result" in retry
-    assert len(script.messages("reasoner")) == 2 and not script.messages("describe")  # the fallback: describe's prior
+    assert len(script.messages("reasoner")) == 2 and len(script.messages("describe")) == 1
 
 
 def test_a_yes_to_a_negated_question_from_a_blind_find_is_not_an_answer(toolbox_with_llm, sandbox, photo):
@@ -314,18 +314,21 @@ def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(too
         assert not script.calls("knowledge") and len(script.calls("describe")) == 1
 
 
-def test_a_count_no_search_settled_is_the_count_prior_and_a_measured_search_may_say_zero(toolbox_with_llm, photo):
-    # "how many" presumes the thing; with no tool able to look for it, the findings hold nothing to count from
+def test_a_count_no_search_settled_starts_at_one(toolbox_with_llm, photo):
+    # "how many" presumes the thing; with no tool able to look for it, nothing supports a 0 from the findings
     from hydra_vr.api import bind_toolbox
 
     Patch = bind_toolbox(toolbox_with_llm)
-    script = Script()  # no describe reply: the LLM is not asked
+    script = Script(describe=[ans("3")])
     toolbox_with_llm.holder["llm"] = script.chat
-    assert Patch(str(photo("coffee"))).simple_query("How many sugar cubes are on the saucer?") == "2"
+    assert Patch(str(photo("coffee"))).simple_query("How many sugar cubes are on the saucer?") == "3"
+    assert script.calls("describe")[0].json_schema["properties"]["answer"]["minimum"] == 1
     # nor where the detector has a class for it and found none: its miss is no search that says there is none
+    script = Script(describe=[ans("0"), ans("2")])
+    toolbox_with_llm.holder["llm"] = script.chat
     assert Patch(str(photo("coffee"))).simple_query("How many dogs are lying under the table?") == "2"
-    assert not script.calls("describe")
-    # a search over every pixel (outlines) settles it either way: the LLM counts from it, and may say 0
+    assert script.calls("describe")[0].json_schema["properties"]["answer"]["minimum"] == 1
+    # a search over every pixel (outlines) settles it either way: a count may be 0
     script = Script(describe=[ans("0")])
     toolbox_with_llm.holder["llm"] = script.chat
     assert Patch(str(photo("coffee"))).simple_query("How many triangles are drawn there?") == "0"

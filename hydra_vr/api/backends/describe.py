@@ -208,19 +208,16 @@ class DescribeVQA:
     LLM's knowledge as "Is this fruit (mango) ..."), category_score and category_top_k (for a question that
     asks which kind of a category, "What bird is this?": the share of the classifier's first category_top_k
     labels that must be kinds of it for their name at that level to be the answer), yesno_prior (the answer to
-    a yes/no question no tool could check, a state or a detail: "yes", "no", or null to ask the LLM), count_prior (the
-    answer to a count whose thing no search could settle: a whole number of at least 1, or null to ask the LLM)."""
+    a yes/no question no tool could check, a state or a detail: "yes", "no", or null to ask the LLM)."""
 
     def __init__(self, ctx: ToolContext, *, max_objects: int = 12, classifier_top_k: int = 3, ocr: str = "auto",
                  max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1, worn_people: int = 3,
                  knowledge_score: float = 0.5, category_score: float = 0.3, category_top_k: int = 20,
-                 yesno_prior: str | None = "yes", count_prior: int | None = 2) -> None:
+                 yesno_prior: str | None = "yes") -> None:
         if ocr not in {"auto", "always", "never"}:
             raise ValueError("describe: ocr must be 'auto', 'always' or 'never'")
         if yesno_prior not in {"yes", "no", None}:
             raise ValueError("describe: yesno_prior must be 'yes', 'no' or null")
-        if count_prior is not None and (isinstance(count_prior, bool) or not isinstance(count_prior, int) or count_prior < 1):
-            raise ValueError("describe: count_prior must be a whole number of at least 1, or null")
         self.ctx = ctx
         self.max_objects = max_objects
         self.classifier_top_k = classifier_top_k
@@ -236,10 +233,6 @@ class DescribeVQA:
         # loses to the answers' prior. VQA v2's "prior (yes)" baseline is right on 61% of its yes/no questions;
         # asked of what a photo shows, "yes" is the likelier answer.
         self.yesno_prior = yesno_prior
-        # The same for a count whose thing no tool could find (a part, a thing outside the detector's classes, a
-        # detector's miss): "how many" presumes some, and the LLM, which sees none listed, said 1 (or 0) by habit.
-        # "2" is the most common answer to VQA's "how many" questions, the answer of its per-question-type prior baseline.
-        self.count_prior = count_prior
         self._mapper = CocoNameMapper()
         self._prefix: list | None = None
 
@@ -607,12 +600,7 @@ class DescribeVQA:
                               spec, max_tokens=self.max_tokens, retries=self.retries)
             if reply.answer is not None:
                 return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
-        counted = findings["counted"]
-        if counted is not None and not counted["settles"]:
-            if self.count_prior is not None and asked is None and not findings["texts"]:  # text read may be counted
-                return Answer(text=str(self.count_prior), source="describe:prior",
-                              evidence=f"{user}\nNo search could settle how many {counted['name']!r}: answered with the "
-                                       f"count prior, {self.count_prior}")
+        if findings["counted"] is not None and not findings["counted"]["settles"]:
             spec = dataclasses.replace(spec, least=1)  # "how many" presumes the thing; no search said there is none
         if spec.kind == "color" and (seen := _colors_seen(findings)):
             spec = dataclasses.replace(spec, options=seen)  # from the findings, not from knowledge: what was measured
