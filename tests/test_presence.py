@@ -145,22 +145,24 @@ def test_describe_answers_presence_from_a_search_over_every_pixel(embedded_toolb
     assert chat.calls == []
 
 
-def test_describe_leaves_a_detector_miss_and_a_placed_thing_to_the_llm(embedded_toolbox, photo) -> None:
-    # a closed-set detector's miss is weak evidence (the labelled photos' bicycle cut by the frame and
-    # small boats far off were both missed): the LLM answers, not told "0 found"
-    d, chat = _describe(embedded_toolbox, ["yes", "no"])
+def test_describe_gives_an_unsettled_presence_the_prior_and_leaves_a_placed_thing_to_the_llm(embedded_toolbox, photo) -> None:
+    # a closed-set detector's miss is weak evidence (the labelled photos' bicycle cut by the frame and small boats far
+    # off were both missed), and a name no tool looks for is none: no search settles it, the yes/no prior answers
+    d, chat = _describe(embedded_toolbox, ["no"])
     bus = Image.open(photo("bus")).convert("RGB")
-    assert d.answer(bus, "Is there a dog in the photo?").text == "yes"
-    assert "Looked for" not in chat.calls[0].last_user
+    for question in ("Is there a dog in the photo?", "Is there an insect?"):
+        got = d.answer(bus, question)
+        assert (got.text, got.source) == ("yes", "describe:prior") and "Looked for" not in got.evidence
+    assert chat.calls == []
     # found, but the question places it ("on the sofa"): whether it is there is the LLM's to say
     cat = Image.open(photo("chelsea")).convert("RGB")
     assert d.answer(cat, "Is there a cat on the sofa?").text == "no"
-    assert "Looked for cat (what the question asks about): 1 found: cat at [" in chat.calls[1].last_user
+    assert "Looked for cat (what the question asks about): 1 found: cat at [" in chat.calls[0].last_user
     # found and not placed: the detection answers
     assert d.answer(cat, "Is there a cat?").source == "describe:search"
-    # nothing any tool can look for: no search line, the LLM answers as before
-    d2, chat2 = _describe(embedded_toolbox, ["no"])
-    assert d2.answer(bus, "Is there an insect?").text == "no" and "Looked for" not in chat2.calls[0].last_user
+    # negated, the prior says nothing of which way round: the LLM answers
+    d2, chat2 = _describe(embedded_toolbox, ["yes"])
+    assert d2.answer(bus, "Is there no insect?").text == "yes" and len(chat2.calls) == 1
 
 
 def test_describe_keeps_a_choice_of_colours_to_those_measured(embedded_toolbox) -> None:

@@ -38,9 +38,22 @@ def test_without_a_prior_the_llm_answers_the_same_question(toolbox_with_llm, cat
     assert (answer.text, answer.source) == ("no", "describe") and len(script.calls("describe")) == 1
 
 
+def test_a_presence_no_search_could_settle_gets_the_prior(toolbox_with_llm, cat):
+    # a skateboard is a detector class, and its miss is no evidence there is none; a feather no tool looks for at all
+    for question in ("Is there a skateboard next to the kitten?", "Is there a feather near its paw?"):
+        script = Script()
+        answer = _describe(toolbox_with_llm, script).answer(cat, question)
+        assert (answer.text, answer.source) == ("yes", "describe:prior") and not script.calls("describe")
+
+
+def test_a_presence_the_detector_settles_is_its_answer_not_the_prior(toolbox_with_llm, cat):
+    answer = _describe(toolbox_with_llm, Script()).answer(cat, "Is there a cat in the picture?")
+    assert (answer.text, answer.source) == ("yes", "describe:search")
+
+
 @pytest.mark.parametrize("question", [
     "Is the kitten brown?",  # a colour the measures bear on
-    "Is there a skateboard next to the kitten?",  # a presence question: the detector's miss is weak evidence
+    "Is there no skateboard next to the kitten?",  # a negated presence: the prior says nothing of which way round
     "What is the kitten lying on?",  # not a yes/no
 ])
 def test_questions_the_findings_bear_on_stay_the_llms(toolbox_with_llm, cat, question):

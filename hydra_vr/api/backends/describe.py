@@ -117,11 +117,13 @@ def _unchecked(kind: str, search: dict | None) -> bool:
 
 
 def _nothing_bears(findings: dict, question: str) -> bool:
-    """A yes/no question (``_unchecked``) that no finding bears on either: not a presence question (a detector's
-    miss is weak evidence of "no"), no text read (a car may say "electric"), no garment classified, no colour
-    named (what the measures settle): a state or a detail."""
-    return (findings["unchecked"] and asked_presence(question) is None and not findings["texts"] and not findings["worn"]
-            and not any(color_ops.is_color_name(w) for w in re.findall(r"[a-z]+", question.lower())))
+    """A yes/no question (``_unchecked``) that no finding bears on either: a state or a detail, or a presence
+    question whose search settled nothing (``_search``: no tool could look for the thing, or the detector missed it;
+    a negated one, "is there no ...?", stays the LLM's), no text read (a car may say "electric"), no garment
+    classified, no colour named (what the measures settle)."""
+    presence = asked_presence(question)
+    return (findings["unchecked"] and (presence is None or not presence.negated) and not findings["texts"]
+            and not findings["worn"] and not any(color_ops.is_color_name(w) for w in re.findall(r"[a-z]+", question.lower())))
 
 
 _BIG_TEXT = re.compile(r"\b(big|bigger|biggest|large|larger|largest|huge|giant)\b", re.I)
