@@ -210,7 +210,8 @@ class DescribeVQA:
     LLM's knowledge as "Is this fruit (mango) ..."), category_score and category_top_k (for a question that
     asks which kind of a category, "What bird is this?": the share of the classifier's first category_top_k
     labels that must be kinds of it for their name at that level to be the answer), yesno_prior (the answer to
-    a yes/no question no tool could check, a state or a detail: "yes", "no", or null to ask the LLM)."""
+    a yes/no question no tool could check, a state, a detail or a presence no search settled: "yes", "no", or null to
+    ask the LLM)."""
 
     def __init__(self, ctx: ToolContext, *, max_objects: int = 12, classifier_top_k: int = 3, ocr: str = "auto",
                  max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1, worn_people: int = 3,
