@@ -146,8 +146,8 @@ def test_describe_answers_presence_from_a_search_over_every_pixel(embedded_toolb
 
 
 def test_describe_gives_an_unsettled_presence_the_prior_and_leaves_a_placed_thing_to_the_llm(embedded_toolbox, photo) -> None:
-    # a closed-set detector's miss is weak evidence (the labelled photos' bicycle cut by the frame and small boats far
-    # off were both missed), and a name no tool looks for is none: no search settles it, the yes/no prior answers
+    # a closed-set detector's miss is weak evidence (NanoDet misses things cut by the frame and small things far off),
+    # and a name no tool looks for is none: no search settles it, the yes/no prior answers
     d, chat = _describe(embedded_toolbox, ["no"])
     bus = Image.open(photo("bus")).convert("RGB")
     for question in ("Is there a dog in the photo?", "Is there an insect?"):
