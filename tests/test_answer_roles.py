@@ -390,7 +390,8 @@ def test_a_choice_answered_by_a_question_that_drops_the_choices_is_refused(toolb
     from hydra_vr.agent.step import typed_guess
     from hydra_vr.question.frame import parse
 
-    script = Script(describe=[ans("young"), ans("old")])
+    # "old" twice: describe asks a choice both ways round, and an answer that holds both ways is the LLM's
+    script = Script(describe=[ans("young"), ans("old"), ans("old")])
     toolbox_with_llm.holder["llm"] = script.chat
     spec = parse("Is the woman young or old?")
     program = sandbox.run('final_answer = ImagePatch(image).simple_query("How old is she?")', str(photo("grace_hopper")))
@@ -482,7 +483,8 @@ def test_a_category_question_is_answered_from_the_classifier_at_the_level_asked(
 
 
 def test_an_answer_written_down_without_looking_is_refused_in_the_first_program(toolbox_with_llm, sandbox, photo):
-    script = Script(reasoner=[code('final_answer = "parked"')], describe=[ans("moving")])
+    # "moving" both ways round (describe asks a choice twice, its options reversed the second time)
+    script = Script(reasoner=[code('final_answer = "parked"')], describe=[ans("moving"), ans("moving")])
     result = agent_for(script, toolbox_with_llm, sandbox, mode="vipergpt").run(str(photo("bus")), "Is the bus moving or parked?")
     assert result.steps[0].guess is None and "without calling any tool" in result.steps[0].feedback
     assert (result.answer, result.answer_source) == ("moving", "fallback simple_query")

@@ -109,6 +109,25 @@ def _measured_options(options: Sequence[str], seen: Sequence[str]) -> tuple[str,
     return tuple(o for o in options if color_ops.canonical_color(o) in bases)
 
 
+def _options_reversed(question: str, options: Sequence[str]) -> str | None:
+    """``question`` with its options in reverse order ("Is the cup full or empty?" -> "... empty or full?"): each option's
+    last occurrence before the next one's, their written spans swapped; None when an option is not written in it."""
+    spans: list[tuple[int, int]] = []
+    end = len(question)
+    for option in reversed(options):
+        hits = [m for m in re.finditer(rf"\b{re.escape(option)}\b", question[:end], re.I)]
+        if not hits:
+            return None
+        spans.insert(0, (hits[-1].start(), hits[-1].end()))
+        end = hits[-1].start()
+    words = [question[a:b] for a, b in spans][::-1]
+    out, last = [], 0
+    for (a, b), word in zip(spans, words):
+        out += [question[last:a], word]
+        last = b
+    return "".join(out) + question[last:]
+
+
 def _unchecked(kind: str, search: dict | None) -> bool:
     """A yes/no question no search answered ("Is the door open?", "Does the dog have spots?"): the findings
     list what the tools can see, so a small model read every unlisted thing as a "no" (16 of 18 yes/no
@@ -211,16 +230,19 @@ class DescribeVQA:
     asks which kind of a category, "What bird is this?": the share of the classifier's first category_top_k
     labels that must be kinds of it for their name at that level to be the answer), yesno_prior (the answer to
     a yes/no question no tool could check, a state, a detail or a presence no search settled: "yes", "no", or null to
-    ask the LLM)."""
+    ask the LLM), choice_prior (a choice the LLM answers is asked again with its options in reverse order; where the
+    answer follows the order, "first" answers the first option as written; null asks once)."""
 
     def __init__(self, ctx: ToolContext, *, max_objects: int = 12, classifier_top_k: int = 3, ocr: str = "auto",
                  max_tokens: int = 24, relevant_colors: int = 2, retries: int = 1, worn_people: int = 3,
                  knowledge_score: float = 0.5, category_score: float = 0.3, category_top_k: int = 20,
-                 yesno_prior: str | None = "yes") -> None:
+                 yesno_prior: str | None = "yes", choice_prior: str | None = "first") -> None:
         if ocr not in {"auto", "always", "never"}:
             raise ValueError("describe: ocr must be 'auto', 'always' or 'never'")
         if yesno_prior not in {"yes", "no", None}:
             raise ValueError("describe: yesno_prior must be 'yes', 'no' or null")
+        if choice_prior not in {"first", None}:
+            raise ValueError("describe: choice_prior must be 'first' or null")
         self.ctx = ctx
         self.max_objects = max_objects
         self.classifier_top_k = classifier_top_k
@@ -236,6 +258,10 @@ class DescribeVQA:
         # loses to the answers' prior. VQA v2's "prior (yes)" baseline is right on 61% of its yes/no questions;
         # asked of what a photo shows, "yes" is the likelier answer.
         self.yesno_prior = yesno_prior
+        # A small model picks an option by its place in the list (the last one, by habit), not by what the findings
+        # say: asked both ways round it then answers both ways. Where it does, its pick is no evidence, and the
+        # option a question names first is the likelier answer, as one asks "is it full or empty?" of a full cup.
+        self.choice_prior = choice_prior
         self._mapper = CocoNameMapper()
         self._prefix: list | None = None
 
@@ -605,6 +631,7 @@ class DescribeVQA:
                 return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
         if findings["counted"] is not None and not findings["counted"]["settles"]:
             spec = dataclasses.replace(spec, least=1)  # "how many" presumes the thing; no search said there is none
+        asked_options = spec.options
         if spec.kind == "color" and (seen := _colors_seen(findings)):
             spec = dataclasses.replace(spec, options=seen)  # from the findings, not from knowledge: what was measured
         elif (spec.kind == "choice" and spec.options and all(color_ops.is_color_name(o) for o in spec.options)
@@ -614,9 +641,20 @@ class DescribeVQA:
         # refused after the fact and asked again of this same backend by the last resort
         frame = self._frame(question)
         refusals = [r for r in (_echoed_label(findings, spec), getattr(frame, "off_category", None)) if r is not None]
+        refuse = (lambda a: next((why for r in refusals if (why := r(a))), None)) if refusals else None
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
-                          max_tokens=self.max_tokens, retries=self.retries,
-                          refuse=(lambda a: next((why for r in refusals if (why := r(a))), None)) if refusals else None)
+                          max_tokens=self.max_tokens, retries=self.retries, refuse=refuse)
+        if (self.choice_prior is not None and spec.kind == "choice" and spec.options == asked_options
+                and reply.answer is not None and (turned := _options_reversed(question, spec.options)) is not None):
+            turned_spec = dataclasses.replace(spec, options=spec.options[::-1])
+            again = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", render_prompt(
+                "vqa_describe_user", **(findings | {"question": turned}), expected=turned_spec.describe()))], turned_spec,
+                max_tokens=self.max_tokens, retries=self.retries, refuse=refuse)
+            said = f"Asked as {turned!r}: {again.answer!r}; as written: {reply.answer!r}."
+            if again.answer is not None and again.answer != reply.answer:
+                return Answer(text=spec.options[0], source="describe:order",
+                              evidence=f"{user}\n{said} The pick follows the options' order, not the findings: the first option as written.")
+            user = f"{user}\n{said}"
         written = _as_written(reply.answer, findings["read"]) if reply.answer is not None and asks_to_read(question) else None
         if written is not None:
             return Answer(text=written, source="describe:ocr", evidence=f"{user}\nAnswered {reply.answer!r}: as read, {written!r}")
