@@ -644,8 +644,9 @@ class DescribeVQA:
         refuse = (lambda a: next((why for r in refusals if (why := r(a))), None)) if refusals else None
         reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
                           max_tokens=self.max_tokens, retries=self.retries, refuse=refuse)
+        # not "... Answer yes or no." (verify_property's): a yes/no, which the yes/no prior governs
         if (self.choice_prior is not None and spec.kind == "choice" and spec.options == asked_options
-                and reply.answer is not None and (turned := _options_reversed(question, spec.options)) is not None):
+                and set(spec.options) != {"yes", "no"} and reply.answer is not None and (turned := _options_reversed(question, spec.options)) is not None):
             turned_spec = dataclasses.replace(spec, options=spec.options[::-1])
             again = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", render_prompt(
                 "vqa_describe_user", **(findings | {"question": turned}), expected=turned_spec.describe()))], turned_spec,
