@@ -110,7 +110,7 @@ def _measured_options(options: Sequence[str], seen: Sequence[str]) -> tuple[str,
 
 
 def _options_reversed(question: str, options: Sequence[str]) -> str | None:
-    """``question`` with its options in reverse order ("Is the cup full or empty?" -> "... empty or full?"): each option's
+    """``question`` with its options in reverse order ("Is the jar open or shut?" -> "... shut or open?"): each option's
     last occurrence before the next one's, their written spans swapped; None when an option is not written in it."""
     spans: list[tuple[int, int]] = []
     end = len(question)
@@ -260,7 +260,7 @@ class DescribeVQA:
         self.yesno_prior = yesno_prior
         # A small model picks an option by its place in the list (the last one, by habit), not by what the findings
         # say: asked both ways round it then answers both ways. Where it does, its pick is no evidence, and the
-        # option a question names first is the likelier answer, as one asks "is it full or empty?" of a full cup.
+        # option a question names first is the likelier answer, as one asks "is it open or shut?" of an open jar.
         self.choice_prior = choice_prior
         self._mapper = CocoNameMapper()
         self._prefix: list | None = None
