@@ -172,7 +172,7 @@ def test_describe_keeps_a_choice_of_colours_to_those_measured(embedded_toolbox) 
     got = d.answer(board, "Would you call the board pink or blue?")
     assert got.text == "blue"
     assert chat.calls[0].json_schema["properties"]["answer"]["enum"] == ["blue"]
-    # no option measured: the choice stays whole, the LLM picks
-    d, chat = _describe(embedded_toolbox, ["purple"])
+    # no option measured: the choice stays whole, the LLM picks (asked both ways round; the same pick is kept)
+    d, chat = _describe(embedded_toolbox, ["purple", "purple"])
     assert d.answer(board, "Would you call the board orange or purple?").text == "purple"
-    assert chat.calls[0].json_schema["properties"]["answer"]["enum"] == ["orange", "purple"]
+    assert [c.json_schema["properties"]["answer"]["enum"] for c in chat.calls] == [["orange", "purple"], ["purple", "orange"]]
