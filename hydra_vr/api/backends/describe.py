@@ -115,7 +115,7 @@ def _options_reversed(question: str, options: Sequence[str]) -> str | None:
     spans: list[tuple[int, int]] = []
     end = len(question)
     for option in reversed(options):
-        hits = [m for m in re.finditer(rf"\b{re.escape(option)}\b", question[:end], re.I)]
+        hits = list(re.finditer(rf"\b{re.escape(option)}\b", question[:end], re.I))
         if not hits:
             return None
         spans.insert(0, (hits[-1].start(), hits[-1].end()))
@@ -595,7 +595,7 @@ class DescribeVQA:
         if self.ctx.llm is None:
             raise RuntimeError("the 'describe' VQA backend needs an LLM; configure llm in the config or choose a VQA model")
         from hydra_vr.llm.base import ChatMessage
-        from hydra_vr.llm.typed import ask_typed
+        from hydra_vr.llm.typed import TypedReply, ask_typed
 
         spec = expected_type(question)
         findings = self.describe(image, question)
@@ -642,15 +642,19 @@ class DescribeVQA:
         frame = self._frame(question)
         refusals = [r for r in (_echoed_label(findings, spec), getattr(frame, "off_category", None)) if r is not None]
         refuse = (lambda a: next((why for r in refusals if (why := r(a))), None)) if refusals else None
-        reply = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", user)], spec,
-                          max_tokens=self.max_tokens, retries=self.retries, refuse=refuse)
+
+        def pick(prompt: str, expected: AnswerSpec) -> TypedReply:  # the findings' question, asked with the few-shot prefix
+            return ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", prompt)], expected,
+                             max_tokens=self.max_tokens, retries=self.retries, refuse=refuse)
+
+        reply = pick(user, spec)
         # not "... Answer yes or no." (verify_property's): a yes/no, which the yes/no prior governs
         if (self.choice_prior is not None and spec.kind == "choice" and spec.options == asked_options
-                and set(spec.options) != {"yes", "no"} and reply.answer is not None and (turned := _options_reversed(question, spec.options)) is not None):
+                and set(spec.options) != {"yes", "no"} and reply.answer is not None
+                and (turned := _options_reversed(question, spec.options)) is not None):
             turned_spec = dataclasses.replace(spec, options=spec.options[::-1])
-            again = ask_typed(self.ctx.llm(), [*self._shots(), ChatMessage("user", render_prompt(
-                "vqa_describe_user", **(findings | {"question": turned}), expected=turned_spec.describe()))], turned_spec,
-                max_tokens=self.max_tokens, retries=self.retries, refuse=refuse)
+            again = pick(render_prompt("vqa_describe_user", **(findings | {"question": turned}), expected=turned_spec.describe()),
+                         turned_spec)
             said = f"Asked as {turned!r}: {again.answer!r}; as written: {reply.answer!r}."
             if again.answer is not None and again.answer != reply.answer:
                 return Answer(text=spec.options[0], source="describe:order",
