@@ -230,8 +230,7 @@ def asked_presence(question: str) -> Presence | None:
     "Is there a yellow shape in the image?" -> yellow shape, "Is no teal shape present?" -> teal shape,
     negated; "Are there cups on the shelf?" -> cups, where "on the shelf". What to look for is the
     phrase before where the question places it."""
-    # the question itself, not an instruction after it ("Does it show a bus? Answer yes or no.")
-    q = " ".join(_words(question.split("?", 1)[0]))
+    q = " ".join(_words(question.replace("?", " ")))
     for pattern in _PRESENCE:
         m = pattern.match(q)
         if not m:
@@ -631,8 +630,7 @@ def expected_type(question: str, choices: Sequence[str] | None = None) -> Answer
     first = words[0]
     if first in _AUX or (first in ("and", "so", "but") and len(words) > 1 and words[1] in _AUX):
         named = _named_options(q)
-        # "<question> Answer yes or no." (a tool's own instruction) names yes and no as options: a yes/no
-        if named and set(named) != {"yes", "no"}:
+        if named:
             return AnswerSpec("choice", named, question=question.strip())
         return AnswerSpec("yesno", ("yes", "no"), question=question.strip())
     # "Which is bigger, the bus or the car?" / "Who is taller, A or B?"

@@ -17,8 +17,6 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
         ("Can you see a dog?", "yesno", ("yes", "no")),
         ("Are there either cats or dogs?", "yesno", ("yes", "no")),
         ("Does the man have a beard or not?", "yesno", ("yes", "no")),
-        ("Is the kettle hot? Answer yes or no.", "yesno", ("yes", "no")),  # a tool's instruction names no choice
-        ("Should the answer be yes or no?", "yesno", ("yes", "no")),
         ("Is the man on the left or the right?", "choice", ("left", "right")),
         ("Is the person on the left side or the right side of the image?", "choice", ("left", "right")),
         ("Is the glass full or empty?", "choice", ("full", "empty")),

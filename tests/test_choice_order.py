@@ -45,10 +45,10 @@ def test_a_choice_the_measures_narrowed_is_not_asked_again(toolbox_with_llm, cat
     assert answer.source == "describe" and len(script.calls("describe")) == 1
 
 
-def test_a_yes_or_no_written_as_a_choice_is_not_an_order_check(toolbox_with_llm, cat):
-    # verify_property asks "<question> Answer yes or no.": a yes/no (without a prior, the LLM's, asked once)
+def test_a_yes_or_no_written_as_a_choice_is_asked_once(toolbox_with_llm, cat):
+    # verify_property asks "<question> Answer yes or no.": a yes/no, the yes/no prior's, not a choice between things
     script = Script(describe=[ans("no")])
-    answer = _describe(toolbox_with_llm, script, yesno_prior=None).answer(cat, "Is the kitten hungry? Answer yes or no.")
+    answer = _describe(toolbox_with_llm, script).answer(cat, "Is the kitten hungry? Answer yes or no.")
     assert answer.text == "no" and len(script.calls("describe")) == 1
 
 

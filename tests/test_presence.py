@@ -31,7 +31,6 @@ from hydra_vr.api.types import Box
         ("Is there a bee on the leaf?", Presence("bee", False, "on the leaf")),
         ("Is there a man visible in the photo?", Presence("man", False)),
         ("Do you see a dog?", Presence("dog", False)),
-        ("Does this picture show a giraffe? Answer yes or no.", Presence("giraffe", False)),  # the question, not its tail
         ("Can you see any people?", Presence("people", False)),
         ("Is there anything red?", Presence("red", False)),
         ("Is there something blue in the picture?", Presence("blue", False)),

@@ -38,16 +38,6 @@ def test_without_a_prior_the_llm_answers_the_same_question(toolbox_with_llm, cat
     assert (answer.text, answer.source) == ("no", "describe") and len(script.calls("describe")) == 1
 
 
-def test_verify_propertys_question_no_tool_can_see_gets_the_prior(toolbox_with_llm, cat):
-    # verify_property asks the VQA backend "<question> Answer yes or no.": the same yes/no as a person's
-    script = Script()  # no describe reply queued: a call to the LLM fails the test
-    toolbox_with_llm.holder["llm"] = script.chat
-    verdict, evidence = toolbox_with_llm.verify_property(cat, "kitten", "hungry")
-    assert verdict is True and "prior" in evidence and not script.calls("describe")
-    said = _describe(toolbox_with_llm, Script(), yesno_prior="no").answer(cat, "Is the kitten hungry? Answer yes or no.")
-    assert (said.text, said.source) == ("no", "describe:prior")
-
-
 def test_a_presence_no_search_could_settle_gets_the_prior(toolbox_with_llm, cat):
     # a skateboard is a detector class, and its miss is no evidence there is none; a feather no tool looks for at all
     for question in ("Is there a skateboard next to the kitten?", "Is there a feather near its paw?"):

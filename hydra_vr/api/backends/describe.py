@@ -648,8 +648,9 @@ class DescribeVQA:
                              max_tokens=self.max_tokens, retries=self.retries, refuse=refuse)
 
         reply = pick(user, spec)
+        # not "... Answer yes or no." (verify_property's): a yes/no, which the yes/no prior governs
         if (self.choice_prior is not None and spec.kind == "choice" and spec.options == asked_options
-                and reply.answer is not None
+                and set(spec.options) != {"yes", "no"} and reply.answer is not None
                 and (turned := _options_reversed(question, spec.options)) is not None):
             turned_spec = dataclasses.replace(spec, options=spec.options[::-1])
             again = pick(render_prompt("vqa_describe_user", **(findings | {"question": turned}), expected=turned_spec.describe()),
