@@ -648,7 +648,8 @@ class DescribeVQA:
                              max_tokens=self.max_tokens, retries=self.retries, refuse=refuse)
 
         reply = pick(user, spec)
-        # not "... Answer yes or no." (verify_property's): a yes/no, which the yes/no prior governs
+        # not "... Answer yes or no." (verify_property's, parsed as a choice of yes and no): no order to check, and
+        # left to the LLM (the yes/no prior there was measured worse: docs/RESULTS.md, session 44)
         if (self.choice_prior is not None and spec.kind == "choice" and spec.options == asked_options
                 and set(spec.options) != {"yes", "no"} and reply.answer is not None
                 and (turned := _options_reversed(question, spec.options)) is not None):
