@@ -46,7 +46,7 @@ def test_a_choice_the_measures_narrowed_is_not_asked_again(toolbox_with_llm, cat
 
 
 def test_a_yes_or_no_written_as_a_choice_is_asked_once(toolbox_with_llm, cat):
-    # verify_property asks "<question> Answer yes or no.": a yes/no, the yes/no prior's, not a choice between things
+    # verify_property asks "<question> Answer yes or no.": parsed as a choice of yes and no, but no order to check
     script = Script(describe=[ans("no")])
     answer = _describe(toolbox_with_llm, script).answer(cat, "Is the kitten hungry? Answer yes or no.")
     assert answer.text == "no" and len(script.calls("describe")) == 1
