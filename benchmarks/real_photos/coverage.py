@@ -17,7 +17,8 @@ geometry alone comes to the oracle. Likewise for expressions that tell a person 
 they wear ("the man in the black coat"): the box the pixels of that body part pick, where they tell
 (else no pick, and the LLM would be asked), and for expressions that tell their thing by another it is with
 or on ("the man holding a bottle"): the box that other thing, looked for in the photo, picks. All three picks
-are ``hydra_vr.api.choose``'s.
+are ``hydra_vr.api.choose``'s; beside each, how often the first box (the most confident find, a program's
+``found[0]``) is right on the same expressions: what the cue adds.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ def main() -> None:
     if args.show and any(r.get("split") == "test" for r in rows):  # a file without splits (your own) may show all
         parser.error("--show prints per-expression results: not for test questions (report-only); use --split dev")
     verdicts: Counter[str] = Counter()
-    # (IoU of the pick or None, oracle IoU) by the cue the expression tells its thing by
-    told: dict[str, list[tuple[float | None, float]]] = {"place": [], "worn": [], "other": []}
+    # (IoU of the pick or None, IoU of the first box, oracle IoU) by the cue the expression tells its thing by
+    told: dict[str, list[tuple[float | None, float, float]]] = {"place": [], "worn": [], "other": []}
     for row in rows:
         image = Image.open(image_file(row["image"])).convert("RGB")
         with tb.recording() as calls:  # find() says itself when it cannot look for a name
@@ -84,7 +85,7 @@ def main() -> None:
             idx = 0 if len(boxes) == 1 else choose(said, boxes, lambda: [image.crop(tuple(b)) for b in boxes],
                                                    lambda name: [d.box.to_list() for d in tb.find(image, name)])
             pick_iou = box_iou(boxes[idx], row["box"]) if idx is not None else None
-            told[how].append((pick_iou, best))
+            told[how].append((pick_iou, box_iou(boxes[0], row["box"]), best))
         if args.show:
             shown = f" {how} {pick_iou:4.2f}" if pick_iou is not None else f" {how} -" if how else ""
             print(f"{row['id']:<18} {row['question'][:42]:<42} {verdict:<28} IoU {best:4.2f}{shown} "
@@ -99,8 +100,9 @@ def main() -> None:
                       ("other", "tell their thing by another it is with or on")):
         picks = told[how]
         print(f"expressions that {what} and find something: {len(picks)}; the {how} picks a box in "
-              f"{sum(p is not None for p, _ in picks)}, with IoU >= 0.5 in {sum(p is not None and p >= 0.5 for p, _ in picks)} "
-              f"(the oracle: {sum(o >= 0.5 for _, o in picks)})")
+              f"{sum(p is not None for p, _, _ in picks)}, with IoU >= 0.5 in {sum(p is not None and p >= 0.5 for p, _, _ in picks)} "
+              f"(the first box there: {sum(p is not None and f >= 0.5 for p, f, _ in picks)}, in all: "
+              f"{sum(f >= 0.5 for _, f, _ in picks)}; the oracle: {sum(o >= 0.5 for _, _, o in picks)})")
 
 if __name__ == "__main__":
     main()
