@@ -191,12 +191,34 @@ def test_grounding_returns_boxes_or_reports_no_box(embedded_toolbox, sandbox, ph
     x1, y1, x2, y2 = result.boxes[0]
     assert 100 < x1 < x2 < 480 and y1 < y2
 
+    # an expression that tells its thing from others (here by place) and whose names find nothing: no box
     script = RoleScript(
         planner=[plan("Find the giraffe"), plan("Find the zebra")],
         reasoner=[code('giraffes = ImagePatch(image).find("giraffe")'), code('zebras = ImagePatch(image).find("zebra")')],
     )
-    result = make_agent(script, embedded_toolbox, sandbox, max_steps=2).run(str(photo("coffee")), "the giraffe", task="grounding")
+    result = make_agent(script, embedded_toolbox, sandbox, max_steps=2).run(str(photo("coffee")), "the giraffe on the left",
+                                                                            task="grounding")
     assert result.boxes == [] and "no box" in result.error
+    assert "standout" not in result.steps[-1].code
+
+
+def test_grounding_of_a_thing_no_tool_finds_ends_on_the_region_standing_out(embedded_toolbox, sandbox, photo):
+    # nothing the expression names is found (no class, no classifier region, no likeliest box); it tells its thing
+    # from no other, so the last resort takes what stands out from the photo's border: the cup and its saucer
+    from hydra_vr.api.types import Box
+
+    script = RoleScript(planner=[plan("Find the gadget")], reasoner=[code('gadgets = ImagePatch(image).find("gadget")')] * 3)
+    result = make_agent(script, embedded_toolbox, sandbox, max_steps=1).run(str(photo("coffee")), "the gadget", task="grounding")
+    assert result.ok and result.answer_source == "fallback find" and len(result.boxes) == 1
+    last = result.steps[-1]
+    assert "standout()" in last.code and "region standing out" in last.observation
+    # the cup on its saucer fills the middle of the photo; the box is that, not the whole photo
+    box = Box(*result.boxes[0])
+    assert box.iou(Box(0, 0, 600, 400)) < 0.8 and box.iou(Box(90, 0, 520, 400)) > 0.5
+    # vipergpt ends on the same fallback program
+    script = RoleScript(reasoner=[code('gadgets = ImagePatch(image).find("gadget")')] * 3)
+    viper = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), "the gadget", task="grounding")
+    assert viper.ok and Box(*viper.boxes[0]).iou(box) > 0.99
 
 
 def test_grounding_without_a_box_at_the_step_limit_tries_the_expressions_names(embedded_toolbox, sandbox, photo):
@@ -632,3 +654,17 @@ def test_grounding_whose_names_find_nothing_ends_on_the_detectors_likeliest_box(
     [likeliest] = embedded_toolbox.backend("detector").likeliest(Image.open(image).convert("RGB"), ["cup"])
     assert result.ok and result.boxes == [likeliest.box.to_list()]
     assert "presumed there" in result.steps[0].observation and result.steps[0].attempts[-1].fallback
+
+
+def test_only_an_expression_of_one_thing_told_from_no_other_ends_on_the_region_standing_out():
+    from hydra_vr.agent.roles import fallback_program, names_one_thing
+
+    assert names_one_thing("the teapot") and names_one_thing("a wooden canoe")
+    # told from others by place, by a colour worn, or by another thing after it: not the photo's subject
+    for told in ("the teapot on the right", "the smallest canoe", "the woman in the yellow scarf", "the spout of the teapot",
+                 "the canoe beside the pier", "the boy holding a kite"):
+        assert not names_one_thing(told), told
+    # only the episode's last resort takes it: a step's fallback leaves the next step to search
+    assert "standout()" in fallback_program("the teapot", "grounding", last_resort=True)
+    assert "standout()" not in fallback_program("the teapot", "grounding")
+    assert "standout()" not in fallback_program("the teapot on the right", "grounding", last_resort=True)

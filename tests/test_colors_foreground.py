@@ -207,3 +207,15 @@ def test_the_strip_along_the_photo_frame_is_the_object_not_its_background(Patch)
     assert frame_sides(inner) == (False, False, True, True)
     assert frame_sides(object_crop(crop, Box(0, 0, 100, 100))) == (False, False, False, False)
     assert frame_sides(crop.crop((0, 0, 50, 50))) == (False, False, False, False)  # a plain crop of it: not worked out
+def test_standout_region_is_the_box_of_what_differs_from_the_border():
+    # a green leaf shape on a pale grey backdrop, off centre
+    img = Image.new("RGB", (480, 320), (226, 228, 224))
+    ImageDraw.Draw(img).polygon([(300, 60), (420, 150), (330, 260), (280, 160)], fill=(40, 150, 60))
+    region = color_ops.standout_region(img)
+    assert region is not None
+    (x1, y1, x2, y2), share = region
+    # the shape spans [280, 60, 420, 260]; its thin tips may fall outside the 2nd-98th percentile box
+    assert 275 <= x1 <= 300 and 55 <= y1 <= 90 and 400 <= x2 <= 425 and 240 <= y2 <= 265
+    assert 0.05 < share < 0.2
+    # a plain patch: nothing stands out
+    assert color_ops.standout_region(Image.new("RGB", (480, 320), (120, 60, 30))) is None

@@ -47,8 +47,9 @@ PROGRAMS = {
     "What is in the motorcyclist's mouth?": LOOK + 'final_answer = "a cigarette"',
     "What is the cat looking at?": LOOK + 'final_answer = "birds"',  # maps to the wrong choice "bird"
     "man in white suit": "final_answer = ImagePatch(image).crop(100, 20, 300, 500)",
-    # no box: a grounding failure (the names' fallback finds no moon either; "astronaut" would find the person)
-    "the moon": 'giraffes = ImagePatch(image).find("giraffe")',
+    # no box: a grounding failure (the names' fallback finds no moon either; "astronaut" would find the person; the
+    # expression places its thing, so the region standing out in the photo is no stand-in for it)
+    "the moon on the left": 'giraffes = ImagePatch(image).find("giraffe")',
     "How many people are there?": 'final_answer = str(len(ImagePatch(image).find("person")))',
     "the person": 'final_answer = ImagePatch(image).find("person")[0]',
 }
@@ -84,7 +85,7 @@ def data(tmp_path_factory) -> Path:
     _copy("chelsea.png", root / "coco" / "val2017" / "000000100026.jpg")
     _copy("astronaut.png", root / "coco" / "train2014" / "COCO_train2014_000000581857.jpg")
     refs = [{"ref_id": 0, "ann_id": 1719310, "image_id": 581857, "split": "testA", "category_id": 1,
-             "sentences": [{"sent_id": 1, "sent": "man in white suit"}, {"sent_id": 2, "sent": "the moon"}]}]
+             "sentences": [{"sent_id": 1, "sent": "man in white suit"}, {"sent_id": 2, "sent": "the moon on the left"}]}]
     (root / "refcoco" / "refcoco" / "refs(unc).p").write_bytes(pickle.dumps(refs))
     _copy("astronaut.png", root / "user" / "astro.png")
     rows = [{"id": "u1", "image": "astro.png", "question": "How many people are there?", "answers": ["1", "one"],

@@ -59,7 +59,7 @@ def test_textualizer_has_a_line_for_every_recorded_operation():
         "read_text": ({}, []), "compute_depth": ({"box": [0, 0, 10, 10]}, 3.0), "llm_query": ({"question": "who?"}, "a man"),
         "classify": ({"top_k": 1}, [LabelScore("tabby", 0.5)]), "best_image_match": ({"text": "a bus", "n": 2}, 1),
         "caption": ({}, "a bus"), "colors": ({"top_k": 3}, "red 50%"),
-        "focus": ({"box": None, "background": True}, None),
+        "focus": ({"box": None, "background": True}, None), "standout": ({}, []),
     }
     for op in (op for op in tool_operations() if op.recorded):
         args, result = typical[op.record_name]

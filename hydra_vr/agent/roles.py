@@ -14,7 +14,9 @@ from typing import Any
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
 from hydra_vr.answer_types import AnswerSpec, clean, expected_type
 from hydra_vr.agent.types import PlannerOutput, Task
+from hydra_vr.api.choose import cue as expression_cue
 from hydra_vr.api.names import expression_names
+from hydra_vr.lexicon.words import phrase_end
 from hydra_vr.api.operations import skill_text
 from hydra_vr.api.spec import render_api
 from hydra_vr.llm.base import ChatMessage, ChatModel, LLMError
@@ -135,14 +137,26 @@ def _prefix_messages(system: str, shots: list[tuple[str, str]]) -> list[ChatMess
     return messages
 
 
-def fallback_program(query: str, task: Task) -> str:
-    """A ViperGPT-style last resort when every generated program failed."""
+def names_one_thing(expression: str) -> bool:
+    """Whether ``expression`` is one noun phrase that tells its thing from no other: no place, colour worn or other
+    thing (``choose.cue``) and nothing after it (``PHRASE_CUT``: "the handle of the cup", "the dog beside the bench")."""
+    words = re.findall(r"[a-z]+", expression.lower())
+    return expression_cue(expression) is None and phrase_end(words) == len(words)
+
+
+def fallback_program(query: str, task: Task, last_resort: bool = False) -> str:
+    """A ViperGPT-style last resort when every generated program failed.
+
+    ``last_resort``: the episode ends with this program (no later step may find a box), so where no name finds
+    anything, a grounding of an expression that tells its thing from no other ("the rocket", not "the tower on the left") takes
+    the region that stands out from the photo by colour: the thing is there, and a photo's subject stands out."""
     if task == "grounding":
         # The first name the detector finds anything for (the head noun usually comes first: "the girl
         # in the yellow raincoat"); the expression then picks among those boxes. Where no name finds anything,
         # the thing is still there (the expression names it): the detector's likeliest box for the first name it
         # has a class for. The whole image at worst.
         names = expression_names(query)
+        standout = last_resort and names_one_thing(query)
         return (
             "image_patch = ImagePatch(image)\n"
             "candidates = []\n"
@@ -154,7 +168,8 @@ def fallback_program(query: str, task: Task) -> str:
             "    candidates = image_patch.find(name, presumed=True)\n"
             "    if candidates:\n"
             "        break\n"
-            f"final_answer = best_image_match(candidates, [{query!r}]) if candidates else image_patch\n"
+            + ("candidates = candidates or image_patch.standout()\n" if standout else "")
+            + f"final_answer = best_image_match(candidates, [{query!r}]) if candidates else image_patch\n"
         )
     return f"image_patch = ImagePatch(image)\nfinal_answer = image_patch.simple_query({query!r})\n"
 

@@ -281,6 +281,27 @@ def standout_colors(image: Image.Image, top_k: int = 3, min_share: float = 0.002
     return [ColorShare(BASE_COLORS[i], float(totals[i]), _REF_RGB[BASE_COLORS[i]]) for i in ranked if totals[i] > 0]
 
 
+def standout_region(image: Image.Image, min_share: float = 0.01) -> tuple[tuple[float, float, float, float], float] | None:
+    """The box (``image`` pixels) of what stands out from the patch's border by colour, and its share of the patch.
+
+    The scene's colour-contrast mask (:func:`foreground_mask` over the whole patch: colours commoner inside than
+    along the border); the box spans its 2nd to 98th percentile in each axis, so stray specks do not stretch it.
+    For a photo of one subject on a backdrop this is the subject. None when under ``min_share`` stands out.
+    """
+    rgb = _thumbnail(image)
+    hgt, wid = rgb.shape[:2]
+    if min(hgt, wid) < _MIN_MASK_SIDE:
+        return None
+    mask = foreground_mask(rgb)
+    share = float(mask.mean())
+    if share < min_share:
+        return None
+    ys, xs = np.nonzero(mask)
+    (x1, x2), (y1, y2) = np.percentile(xs, [2, 98]), np.percentile(ys, [2, 98])
+    sx, sy = image.width / wid, image.height / hgt
+    return (float(x1 * sx), float(y1 * sy), float(min(image.width, (x2 + 1) * sx)), float(min(image.height, (y2 + 1) * sy))), share
+
+
 def dominant_colors(image: Image.Image, top_k: int = 3, *, foreground: bool = False) -> list[ColorShare]:
     """The ``top_k`` named colours of ``image``; ``foreground=True`` for an object's box crop."""
     return read_colors(image, foreground=foreground).shares(top_k)

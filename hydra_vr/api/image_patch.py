@@ -193,6 +193,15 @@ class ImagePatch:
         return Patches((self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets),
                        object_name)
 
+    def standout(self) -> list[ImagePatch]:
+        """Return the region of this patch that stands out from its border by colour (an empty list if none).
+
+        Not in the reasoner's API: grounding's fallback program asks it when no name of the expression
+        finds anything (the thing is there; a photo of one subject shows it as what stands out)."""
+        dets = self._tools().standout(self.cropped_image)
+        return Patches((self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets),
+                       "region standing out")
+
     def exists(self, object_name: str) -> bool:
         """Return True if at least one ``object_name`` is in this patch.
 

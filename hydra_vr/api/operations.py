@@ -48,6 +48,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("classify", ()),
     Operation("colors", ()),
     Operation("best_image_match", ()),  # the helper function best_image_match
+    Operation("standout", ()),  # ImagePatch.standout: grounding's fallback program only, not in the prompt
     Operation("caption", ()),
     # A lookup ImagePatch asks of the toolbox itself ("behind the men" asked of a person's patch): it must cross
     # the sandbox like any operation, or the program fails there with an AttributeError.

@@ -308,6 +308,16 @@ class VisionToolbox:
         self._record("classify", {"top_k": top_k}, labels, t0)
         return labels
 
+    def standout(self, image: Image.Image) -> list[Detection]:
+        """The region of ``image`` that stands out from its border by colour (none when nothing does): measured
+        from pixels, no model. Grounding's last resort for a thing presumed there that no tool could find."""
+        t0 = time.perf_counter()
+        region = color_ops.standout_region(image)
+        dets = [] if region is None else [Detection(Box(*region[0]), "region standing out", region[1], "pixels")]
+        self._record("standout", {}, dets, t0, mapping="the pixels whose colours are commoner inside the patch than "
+                     "along its border (a colour-contrast mask), the box of most of them")
+        return dets
+
     def colors(self, image: Image.Image, top_k: int = 3, foreground: bool = False) -> list[ColorShare]:
         """Named colours from pixels (no model).
 

@@ -15,6 +15,7 @@ from hydra_vr.api.types import Answer, Detection, TextRegion, ToolCallRecord
 TEMPLATES = {
     "find_some": "find({name!r}): {n} found: {items}",
     "find_none": "find({name!r}): no {name} found{why}",
+    "standout": "standout(): {result}",
     "exists": "exists({name!r}): {verdict}",
     "verify": "verify_property({name!r}, {prop!r}): {verdict} ({evidence})",
     "caption": "caption: {text}",
@@ -71,6 +72,9 @@ def textualize_call(call: ToolCallRecord) -> str:
             return f"{line} (presumed there: {call.meta['mapping']})" if call.meta.get("presumed") else line
         why = f" ({call.meta['mapping']})" if "not" in str(call.meta.get("mapping", "")) else ""
         return TEMPLATES["find_none"].format(name=a["name"], why=why)
+    if call.tool == "standout":  # a stand-in, not a find: say what it measured
+        found = f"{_detections(r)} ({call.meta.get('mapping', '')})" if r else "nothing stands out from the border"
+        return TEMPLATES["standout"].format(result=found)
     if call.tool == "verify_property":
         return TEMPLATES["verify"].format(name=a["name"], prop=a["property"], verdict="yes" if r else "no", evidence=call.meta.get("evidence", ""))
     if call.tool == "simple_query":

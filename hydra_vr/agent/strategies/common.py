@@ -20,11 +20,11 @@ if TYPE_CHECKING:
 
 
 def _run_fallback(ctx: HydraAgent, episode: Episode, task: str, action: str, role: str, depth: int) -> tuple[Any, StepTrace]:
-    """Run the fixed fallback program for ``task`` and append its traced step (the caller fills in
-    what it decided: guess, boxes, decision)."""
+    """Run the fixed fallback program for ``task`` (the episode's last resort) and append its traced step (the
+    caller fills in what it decided: guess, boxes, decision)."""
     t = time.perf_counter()
     usage0 = usage_snapshot(ctx.llm)
-    code = fallback_program(episode.query, task)  # type: ignore[arg-type]
+    code = fallback_program(episode.query, task, last_resort=True)  # type: ignore[arg-type]
     program = ctx.runner.run(code, episode.image_path)
     result = episode.result
     step = StepTrace(
@@ -54,10 +54,11 @@ def whole_image_answer(ctx: HydraAgent, episode: Episode, role: str, depth: int 
 def fallback_box(ctx: HydraAgent, episode: Episode, role: str, depth: int = 0) -> None:
     """Grounding's last resort when a strategy ends without a box: the fallback program (the
     expression's names in turn, the first the detector finds anything for, the expression picking
-    among those boxes), traced as a step of its own. Nothing found for any name: still no box."""
+    among those boxes; for an expression that tells its thing from no other, the region standing out),
+    traced as a step of its own. Nothing found: still no box."""
     program, step = _run_fallback(ctx, episode, "grounding", "(fallback) find the expression's names in turn", role, depth)
-    # Only a box the detector found for one of the names: the whole image is no answer to ground with.
-    found = any(c.tool == "find" and c.result for c in program.calls)
+    # Only a box a tool found (for one of the names, or the region standing out): the whole image is no answer.
+    found = any(c.tool in ("find", "standout") and c.result for c in program.calls)
     boxes = boxes_of(program.final_answer) if found and program.ok and program.has_final_answer else []
     result = episode.result
     if boxes:

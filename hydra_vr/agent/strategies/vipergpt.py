@@ -35,7 +35,7 @@ class ViperGPTStrategy:
         out = run_step(ctx.runner, episode.image_path,
                        lambda previous, error: reasoner.write_whole_program(episode.query, previous_code=previous, error=error),
                        task=episode.task, frame=episode.frame, max_retries=ctx.config.max_code_retries,
-                       fallback_code=fallback_program(episode.query, episode.task), needs_box=episode.task == "grounding",
+                       fallback_code=fallback_program(episode.query, episode.task, last_resort=True), needs_box=episode.task == "grounding",
                        expression=episode.query if episode.task == "grounding" else None)
         result = episode.result
         if episode.task == "grounding":

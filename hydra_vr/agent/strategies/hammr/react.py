@@ -262,9 +262,10 @@ class HammrRun:
                 if boxes:
                     step.observation, step.boxes = f"the last patch found, '{name}' at {boxes_text(boxes)}", boxes
                     return AgentAnswer(f"{name} at {boxes_text(boxes)}", "budget exhausted: last patch", name, boxes)
-            program = self.ctx.runner.run(fallback_program(question, "grounding"), self.episode.image_path)
+            code = fallback_program(question, "grounding", last_resort=True)
+            program = self.ctx.runner.run(code, self.episode.image_path)
             boxes = boxes_of(program.final_answer) if program.ok and program.has_final_answer else []
-            step.code, step.result, step.boxes = fallback_program(question, "grounding"), result_dict(program), boxes
+            step.code, step.result, step.boxes = code, result_dict(program), boxes
             step.observation = f"fallback find: {boxes_text(boxes)}" if boxes else "fallback find: no box"
             step.seconds = {"total": time.perf_counter() - t0}
             return AgentAnswer(f"{len(boxes)} box" if boxes else None, "budget exhausted: fallback find", None, boxes)
