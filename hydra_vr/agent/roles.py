@@ -139,7 +139,7 @@ def _prefix_messages(system: str, shots: list[tuple[str, str]]) -> list[ChatMess
 
 def names_one_thing(expression: str) -> bool:
     """Whether ``expression`` is one noun phrase that tells its thing from no other: no place, colour worn or other
-    thing (``choose.cue``) and nothing after it (``PHRASE_CUT``: "the handle of the cup", "the dog beside the bench")."""
+    thing (``choose.cue``) and nothing after it (``PHRASE_CUT``: "the spout of the teapot", "the dog beside the bench")."""
     words = re.findall(r"[a-z]+", expression.lower())
     return expression_cue(expression) is None and phrase_end(words) == len(words)
 
