@@ -657,7 +657,8 @@ def test_grounding_whose_names_find_nothing_ends_on_the_detectors_likeliest_box(
 
 
 def test_only_an_expression_of_one_thing_told_from_no_other_ends_on_the_region_standing_out():
-    from hydra_vr.agent.roles import fallback_program, names_one_thing
+    from hydra_vr.agent.roles import fallback_program
+    from hydra_vr.api.choose import names_one_thing
 
     assert names_one_thing("the teapot") and names_one_thing("a wooden canoe")
     # told from others by place, by a colour worn, or by another thing after it: not the photo's subject

@@ -207,6 +207,8 @@ def test_the_strip_along_the_photo_frame_is_the_object_not_its_background(Patch)
     assert frame_sides(inner) == (False, False, True, True)
     assert frame_sides(object_crop(crop, Box(0, 0, 100, 100))) == (False, False, False, False)
     assert frame_sides(crop.crop((0, 0, 50, 50))) == (False, False, False, False)  # a plain crop of it: not worked out
+
+
 def test_standout_region_is_the_box_of_what_differs_from_the_border():
     # a green leaf shape on a pale grey backdrop, off centre
     img = Image.new("RGB", (480, 320), (226, 228, 224))

@@ -5,7 +5,7 @@
 The last resort (``fallback_program(..., last_resort=True)``) runs only after every other step of an episode
 found no box, so an expression's result changes only where a run left it without one; there the box is
 ``colors.standout_region`` of the photo, for an expression of one thing told from no other
-(``roles.names_one_thing``). For each expression of ``--split``, the latest of the given run summaries (or run
+(``choose.names_one_thing``). For each expression of ``--split``, the latest of the given run summaries (or run
 folders' ``results.jsonl``; later arguments win) says whether it ended without a box; this prints how many of those
 the last resort takes, and how many of its boxes reach IoU 0.5, so a run's Acc@0.5 with the change is its own plus
 that. ``--show`` lists the expressions (dev only: test is report-only).
@@ -41,7 +41,7 @@ def main() -> None:
 
     from PIL import Image
 
-    from hydra_vr.agent.roles import names_one_thing
+    from hydra_vr.api.choose import names_one_thing
     from hydra_vr.api.colors import standout_region
     from hydra_vr.eval.metrics import box_iou
     sys.path.insert(0, str(HERE))

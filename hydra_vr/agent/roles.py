@@ -7,16 +7,14 @@ prompt's KV cache across calls and only pay for the new tokens.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from hydra_vr.agent.parsing import extract_code, parse_planner_output
 from hydra_vr.answer_types import AnswerSpec, clean, expected_type
 from hydra_vr.agent.types import PlannerOutput, Task
-from hydra_vr.api.choose import cue as expression_cue
+from hydra_vr.api.choose import names_one_thing
 from hydra_vr.api.names import expression_names
-from hydra_vr.lexicon.words import phrase_end
 from hydra_vr.api.operations import skill_text
 from hydra_vr.api.spec import render_api
 from hydra_vr.llm.base import ChatMessage, ChatModel, LLMError
@@ -135,13 +133,6 @@ def _prefix_messages(system: str, shots: list[tuple[str, str]]) -> list[ChatMess
     for user, assistant in shots:
         messages += [ChatMessage("user", user), ChatMessage("assistant", assistant)]
     return messages
-
-
-def names_one_thing(expression: str) -> bool:
-    """Whether ``expression`` is one noun phrase that tells its thing from no other: no place, colour worn or other
-    thing (``choose.cue``) and nothing after it (``PHRASE_CUT``: "the spout of the teapot", "the dog beside the bench")."""
-    words = re.findall(r"[a-z]+", expression.lower())
-    return expression_cue(expression) is None and phrase_end(words) == len(words)
 
 
 def fallback_program(query: str, task: Task, last_resort: bool = False) -> str:

@@ -10,6 +10,7 @@ order of cues: a place first, else the colour worn, else the other thing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from PIL import Image
 from hydra_vr.api.companion import Companion, companion, pick_by_companion
 from hydra_vr.api.garments import faces_in_crops, pick_worn, worn_colors
 from hydra_vr.api.placement import Placement, pick, placement
+from hydra_vr.lexicon.words import phrase_end
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,13 @@ def cue(text: str) -> Cue | None:
         return Cue(worn=worn)
     other = companion(text)
     return Cue(other=other) if other is not None else None
+
+
+def names_one_thing(expression: str) -> bool:
+    """Whether ``expression`` is one noun phrase that tells its thing from no other: no :func:`cue` and nothing after
+    it (``PHRASE_CUT``: "the spout of the teapot", "the dog beside the bench"). Such a thing may be a photo's subject."""
+    words = re.findall(r"[a-z]+", expression.lower())
+    return cue(expression) is None and phrase_end(words) == len(words)
 
 
 def choose(told: Cue, boxes: Sequence[Sequence[float]], crops: Callable[[], Sequence[Image.Image]],

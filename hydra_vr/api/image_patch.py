@@ -9,6 +9,7 @@ state, so two toolboxes (say, two configs) can be used side by side.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -16,7 +17,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from hydra_vr.api.names import PRONOUNS, beside_what
-from hydra_vr.api.types import Box, Reply, object_crop
+from hydra_vr.api.types import Box, Detection, Reply, object_crop
 
 if TYPE_CHECKING:
     from hydra_vr.api.toolbox import VisionToolbox
@@ -189,18 +190,18 @@ class ImagePatch:
             >>> signs = image_patch.find("text")
         """
         # presumed (not in the prompt: keyword-only): grounding's last resort, the thing is known to be there
-        dets = self._tools().find(self.cropped_image, object_name, presumed)
-        return Patches((self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets),
-                       object_name)
+        return self._patches(self._tools().find(self.cropped_image, object_name, presumed), object_name)
 
     def standout(self) -> list[ImagePatch]:
         """Return the region of this patch that stands out from its border by colour (an empty list if none).
 
         Not in the reasoner's API: grounding's fallback program asks it when no name of the expression
         finds anything (the thing is there; a photo of one subject shows it as what stands out)."""
-        dets = self._tools().standout(self.cropped_image)
-        return Patches((self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets),
-                       "region standing out")
+        return self._patches(self._tools().standout(self.cropped_image), "region standing out")
+
+    def _patches(self, dets: Sequence[Detection], name: str) -> Patches:
+        """Child patches of detections in this patch's own pixels (boxes shifted into the original's)."""
+        return Patches((self._child(d.box.shift(self.x1, self.y1), label=d.label, score=d.score) for d in dets), name)
 
     def exists(self, object_name: str) -> bool:
         """Return True if at least one ``object_name`` is in this patch.
