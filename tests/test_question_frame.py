@@ -91,6 +91,11 @@ def test_a_category_question_is_about_the_kind_it_asks_for() -> None:
     ("What colour is the lid of the teapot?", "lid", "teapot"),  # a part before "of"
     ("What colour is the kite of the boy?", "kite", None),  # not a part: "of" names no whole
     ("How many apples are in the bowl of fruit?", "apple", None),  # what it counts is the subject
+    ("What is the colour of the toddler's scarf?", "scarf", "toddler"),  # an attribute, "of", then a possessive
+    ("What colour scarf is the toddler wearing?", "scarf", "toddler"),  # the attribute's noun, then who has it
+    ("Which color boots does the hiker have on?", "boots", "hiker"),  # a do-question: "have" ends the whole
+    ("What colour is his scarf?", "scarf", None),  # a possessive pronoun opens the phrase as an article does
+    ("Which colour are their gloves?", "gloves", None),
 ])
 def test_the_whole_a_part_belongs_to(question: str, subject: str, whole: str | None) -> None:
     frame = parse(question)
@@ -101,6 +106,16 @@ def test_an_attribute_before_of_names_what_follows() -> None:
     assert parse("What is the colour of the scooter?").subject == "scooter"
     assert parse("What is the size of the parcel?").subject == "parcel"
     assert parse("How many chairs stand in the row of chairs?").subject == "chair"
+
+
+@pytest.mark.parametrize(("question", "subject"), [
+    ("What colour is the scooter?", "scooter"), ("What kind of bird sits on the wire?", "bird"),
+    ("What colour in the painting is brightest?", "painting"),  # no noun of its own between the attribute and the verb
+    ("What is next to her?", None),  # an object pronoun opens no phrase
+])
+def test_only_an_attribute_with_its_own_noun_before_the_verb_names_the_subject(question: str, subject: str | None) -> None:
+    frame = parse(question)
+    assert (frame.subject, frame.whole) == (subject, None)
 
 
 @pytest.mark.parametrize(("question", "answer", "refused"), [

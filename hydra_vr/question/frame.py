@@ -297,12 +297,19 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     thing it belongs to where the question names one, by a possessive ("the horse's mane" -> mane, horse) or by
     "of" after a part ("the handle of the mug" -> handle, mug; WordNet says what is a part), else None. The phrase
     runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
-    m = re.search(r"\b(?:the|this|that|these|those|a|an)\s+(.+)$", question.lower())
+    if (named := _attribute_noun(question)) is not None:
+        return named
+    # a possessive pronoun opens a noun phrase as an article does: "What colour is his shirt?" asks about the shirt
+    m = re.search(r"\b(?:the|this|that|these|those|a|an|" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$", question.lower())
     if not m:
         return None, None
     words = _words(m.group(1))
     if not _DO.isdisjoint(_words(question)[:1]):  # "does the woman hold a cup": the verb ends the phrase
         words = words[:_do_verb(words)]
+    if (len(words) > 2 and words[1] == "of" and any(w.endswith(("'s", "s'")) for w in words[2:5])
+            and wn.partitive(_US.get(words[0], words[0]), ("attribute",))):
+        # "the colour of the girl's scarf": the attribute asks about what follows, possessive and all
+        words = [w for w in words[2:3] if w not in ARTICLES and w not in POSSESSIVES] + words[3:]
     owner = next((i for i, w in enumerate(words[:3]) if w.endswith(("'s", "s'"))), None)
     if owner is not None:  # "the red car's roof": the roof, of the red car
         whole = _subject_phrase([*words[:owner], words[owner].removesuffix("'s").removesuffix("'")])
@@ -313,6 +320,24 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     if subject and rest[:1] == ["of"] and wn.is_part(subject.split()[-1]):
         return subject, _subject_phrase([w for w in rest[1:] if w not in ARTICLES])
     return subject, None
+
+
+_ATTRIBUTE_LEAD = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s+(.+?)\s+(is|are|was|were|does|do|did)\s+(.+)$")
+
+
+def _attribute_noun(question: str) -> tuple[str, str | None] | None:
+    """(subject, whole) of a question that names an attribute, then its thing, then a verb: "What colour shirt is
+    the man wearing?" -> shirt, man; "Which colour hair does she have?" -> hair, None (WordNet says which word is
+    an attribute). None for any other question ("What colour is the car?", "What kind of dog is this?")."""
+    m = _ATTRIBUTE_LEAD.match(question.lower())
+    if not m or not wn.partitive(_US.get(m.group(1), m.group(1)), ("attribute",)):
+        return None
+    words = _words(m.group(2))
+    subject = _subject_phrase(words)
+    if subject is None or len(subject.split()) != len(words):
+        return None  # "what colour in the sky is": no noun phrase of its own between the attribute and the verb
+    rest = f"{m.group(3)} {m.group(4)}" if m.group(3) in _DO else m.group(4)  # "does the boy have": 'have' ends it
+    return subject, _subject(rest)[0]
 
 
 # Before "of", a word for a kind or an attribute names what follows: "this kind of ball" and "the colour of the
