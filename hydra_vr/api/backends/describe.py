@@ -25,6 +25,7 @@ from hydra_vr.api import choose as choose_ops
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import companion as companion_ops
 from hydra_vr.api import garments as garment_ops
+from hydra_vr.api import hair as hair_ops
 from hydra_vr.api import placement as placement_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import text_layout
@@ -550,6 +551,12 @@ class DescribeVQA:
                     named[name] = f"{name} {g.score:.2f}" if name == g.label.lower() else f"{name} ({g.label}) {g.score:.2f}"
             item["garments"] = list(named.values())
             item["colors"] = _named(tb.colors(crop, foreground=True)) if color else []
+        if kind in ("color", "choice") and hair_ops.names_hair((frame := self._frame(question)) and frame.subject):
+            for item in items:  # hair is named on its own scale (blonde, not orange), read over the face
+                face = garment_ops.face_of(item["person"], faces)
+                reading = hair_ops.read_hair(image, face) if face is not None else None
+                item["hair"] = reading.evidence() if reading is not None else None
+                item["hair_name"] = reading.name if reading is not None else None
         # placed: the question names which person ("the man on the right"), listed first
         return {"part": part, "people": items, "colors": color, "placed": placed and items[0]["person"] == [int(v) for v in people[0].box.to_list(0)]}
 
@@ -605,6 +612,10 @@ class DescribeVQA:
         held = self._held(image, question, findings) if asked is None else None
         if held is not None:  # "what is he holding?", "is she holding a kite?": the holder's box and the thing's decide
             return Answer(text=held[0], source="describe:held", evidence=f"{user}\n{held[1]}")
+        hair = next((p for p in (findings["worn"] or {}).get("people", []) if p.get("hair_name")), None)
+        said = hair and (hair["hair_name"] if spec.kind == "color" else hair_ops.option_named(spec.options, hair["hair_name"]))
+        if said:  # "what colour is her hair?": the measured shade, named as hair is (a small model said "pink" of the face)
+            return Answer(text=said, source="describe:hair", evidence=f"{user}\nThe person at {hair['person']}: {hair['hair']}")
         # A presence question the tools searched: their result decides, not the LLM (a small model said "yes"
         # beside "0 found"), where it is evidence: something found (unless the question places it: "on
         # the table?"), or nothing found by a search over every pixel. A detector's miss is no search.

@@ -1,0 +1,76 @@
+"""Hair colour read over a face: the band above it, less backdrop and skin, named on a hair-colour chart."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from hydra_vr.api import hair
+
+SKY, SKIN = (150, 190, 235), (228, 182, 150)
+FACE = (60, 70, 120, 140)  # x1, y1, x2, y2: a face detector's box, brow to chin
+
+
+def _portrait(hair_rgb: tuple[int, int, int] | None, top: int = 0) -> Image.Image:
+    """A head on a sky backdrop: a skin-coloured face and forehead, hair over them (none: bald), shifted up by ``top``."""
+    img = Image.new("RGB", (180, 200), SKY)
+    d = ImageDraw.Draw(img)
+    d.ellipse((50, 35 - top, 130, 150 - top), fill=SKIN)  # forehead and face
+    if hair_rgb is not None:
+        d.pieslice((45, 25 - top, 135, 105 - top), 180, 360, fill=hair_rgb)  # a cap of hair down to the brow
+        rng = np.random.default_rng(0)
+        arr = np.asarray(img).astype(np.int16)
+        arr += rng.integers(-6, 7, arr.shape, dtype=np.int16)  # strands: a little noise, as in a photo
+        img = Image.fromarray(np.clip(arr, 0, 255).astype(np.uint8))
+    return img
+
+
+@pytest.mark.parametrize(("rgb", "name"), [
+    ((30, 26, 24), "black"), ((100, 70, 48), "brown"), ((214, 180, 120), "blonde"),
+    ((170, 80, 42), "red"), ((168, 166, 163), "gray"),
+])
+def test_the_hair_over_a_face_is_named_on_the_chart(rgb: tuple[int, int, int], name: str) -> None:
+    face = (FACE[0], FACE[1] - 0, FACE[2], FACE[3])
+    reading = hair.read_hair(_portrait(rgb), face)
+    assert reading is not None and reading.name == name
+    assert all(abs(a - b) <= 12 for a, b in zip(reading.rgb, rgb))  # the hair's own pixels: not the sky, not the skin
+
+
+def test_a_bald_head_has_no_hair_reading() -> None:
+    assert hair.read_hair(_portrait(None), FACE) is None  # above the face: forehead skin, then sky
+
+
+def test_a_band_cut_by_the_photos_top_still_reads_the_hair() -> None:
+    face = (FACE[0], FACE[1] - 30, FACE[2], FACE[3] - 30)
+    reading = hair.read_hair(_portrait((30, 26, 24), top=30), face)
+    assert reading is not None and reading.name == "black"
+
+
+def test_the_head_region_surrounds_the_top_of_the_face_inside_the_photo() -> None:
+    region = hair.hair_band((100, 100, 160, 170), (400, 300))
+    assert region is not None
+    x1, y1, x2, y2 = region
+    assert x1 < 100 and x2 > 160 and y1 < 100 and 100 < y2 < 170  # beside and above the face, not its chin
+    assert hair.hair_band((100, 150, 160, 220), (130, 300))[2] == 130  # clipped to the photo
+    assert hair.hair_band((100, 2, 160, 72), (400, 300)) is None  # a face at the very top: no room for hair above it
+
+
+@pytest.mark.parametrize(("rgb", "name"), [
+    ((12, 10, 10), "black"), ((60, 42, 30), "brown"), ((150, 120, 85), "blonde"),  # as photos show them: shadowed
+    ((150, 70, 40), "red"), ((130, 128, 126), "gray"), ((215, 205, 195), "white"),
+])
+def test_shades_are_named_as_hair_is(rgb: tuple[int, int, int], name: str) -> None:
+    assert hair.shade_name(rgb) == name
+
+
+@pytest.mark.parametrize(("phrase", "means"), [("hair", True), ("long hair", True), ("hairs", True),
+                                                ("beard", False), ("hat", False), (None, False)])
+def test_which_phrases_name_hair(phrase: str | None, means: bool) -> None:
+    assert hair.names_hair(phrase) is means
+
+
+def test_a_choice_option_that_says_the_reading() -> None:
+    assert hair.option_named(("blond", "dark"), "blonde") == "blond"
+    assert hair.option_named(("grey", "black"), "gray") == "grey"
+    assert hair.option_named(("short", "long"), "brown") is None
