@@ -23,8 +23,8 @@ from hydra_vr.lexicon import wordnet as wn
 Box = Sequence[float]
 
 # Hair names by the CIE Lab lightness (L) and chroma (C) of a head's hair pixels, measured as photos show them
-# (shadowed strands and all: fair hair reads L 37-55 in a photo, not a chart's 70). Calibrated by eye on 44 heads of
-# 17 photos outside the labelled set (faces in PyPI face-detection packages' sample images, docs/RESULTS.md).
+# (shadowed strands and all: fair hair reads L 37-55 in a photo, not a chart's 70). Set by eye on 44 heads in 16
+# sample photos of PyPI face packages, outside the labelled set: benchmarks/bench_hair.py measures them.
 HAIR_NAMES = ("black", "brown", "blonde", "red", "gray", "white")
 _BLACK_L = 17.0  # darker than this is black, whatever its tint
 _DARK_GRAY_C = 6.0  # ... and up to L 22 when it has no tint either
