@@ -299,8 +299,7 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
     if (named := _attribute_noun(question)) is not None:
         return named
-    # a possessive pronoun opens a noun phrase as an article does: "What colour is his shirt?" asks about the shirt
-    m = re.search(r"\b(?:the|this|that|these|those|a|an|" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$", question.lower())
+    m = re.search(r"\b(?:the|this|that|these|those|a|an)\s+(.+)$", question.lower())
     if not m:
         return None, None
     words = _words(m.group(1))
