@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
-from hydra_vr.api import hair
+from hydra_vr.api import choose, garments, hair
 
 SKY, SKIN = (150, 190, 235), (228, 182, 150)
 FACE = (60, 70, 120, 140)  # x1, y1, x2, y2: a face detector's box, brow to chin
@@ -74,3 +74,31 @@ def test_a_choice_option_that_says_the_reading() -> None:
     assert hair.option_named(("blond", "dark"), "blonde") == "blond"
     assert hair.option_named(("grey", "black"), "gray") == "grey"
     assert hair.option_named(("short", "long"), "brown") is None
+
+
+@pytest.mark.parametrize(("text", "worn"), [
+    ("the toddler with blond hair", ("hair", ("blonde",))),
+    ("the lady with the long grey hair", ("hair", ("gray",))),
+    ("the boy with ginger hair and a green scarf", ("hair", ("red",))),  # the scarf's colour is not the hair's
+    ("the boy in the green scarf", ("neck", ("green",))),  # no hair named: the garment's colour, as before
+])
+def test_a_description_by_hair_colour(text: str, worn: tuple[str, tuple[str, ...]]) -> None:
+    assert garments.worn_colors(text) == worn
+
+
+def test_choose_picks_the_person_whose_hair_the_description_names() -> None:
+    left, right = _portrait((214, 180, 120)), _portrait((30, 26, 24))  # fair hair, then dark
+    photo = Image.new("RGB", (360, 260), SKY)  # the portraits' heads, their bodies below
+    photo.paste(left, (0, 0))
+    photo.paste(right, (180, 0))
+    people = [[0, 0, 180, 260], [180, 0, 360, 260]]
+    faces = [list(FACE), [FACE[0] + 180, FACE[1], FACE[2] + 180, FACE[3]]]
+
+    def crops() -> list[Image.Image]:
+        return [photo.crop(tuple(b)) for b in people]
+
+    for text, want in (("the girl with blonde hair", 0), ("the man with black hair", 1), ("the man with red hair", None)):
+        told = choose.cue(text)
+        assert told is not None and told.worn is not None and told.worn[0] == "hair"
+        assert choose.choose(told, people, crops, lambda name: faces if name == "face" else []) == want
+    assert choose.choose(choose.cue("the girl with blonde hair"), people, crops, lambda name: []) is None  # no face

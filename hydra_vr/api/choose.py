@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from PIL import Image
 
 from hydra_vr.api.companion import Companion, companion, pick_by_companion
-from hydra_vr.api.garments import faces_in_crops, pick_worn, worn_colors
+from hydra_vr.api.garments import face_of, faces_in_crops, pick_worn, worn_colors
+from hydra_vr.api.hair import pick_by_hair
 from hydra_vr.api.placement import Placement, pick, placement
+from hydra_vr.api.types import Box as _Box
 from hydra_vr.lexicon.words import phrase_end
 
 
@@ -38,6 +40,8 @@ class Cue:
         if self.other is not None:
             return self.other.describe()
         part, colours = self.worn or ("", ())
+        if part == "hair":
+            return f"the expression tells its thing by {' or '.join(colours)} hair, read around each face"
         return f"the expression tells its thing by {' and '.join(colours)} on the {part}, the most of it there"
 
 
@@ -75,8 +79,12 @@ def choose(told: Cue, boxes: Sequence[Sequence[float]], crops: Callable[[], Sequ
         return None
     if len(boxes) == 1:
         return 0
-    faces = faces_in_crops(boxes, look("face")) if look is not None else []  # where each body part lies
-    return pick_worn(crops(), *told.worn, faces=faces)
+    found = look("face") if look is not None else []
+    part, colours = told.worn
+    if part == "hair":  # read around each person's own face, wherever it sits in the box
+        faces = [None if (f := face_of(b, found)) is None else _Box(*f[:4]).shift(-b[0], -b[1]).to_list(None) for b in boxes]
+        return pick_by_hair(crops(), faces, colours)
+    return pick_worn(crops(), part, colours, faces=faces_in_crops(boxes, found))  # where each body part lies
 
 
 __all__ = ["Cue", "choose", "cue"]

@@ -20,6 +20,7 @@ from PIL import Image
 
 from hydra_vr.answer_types import WEARING
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api import hair as hair_ops
 from hydra_vr.api.types import Box as _Box
 from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.lexicon.words import ARTICLES
@@ -149,13 +150,17 @@ PARTS = tuple(part for part, _ in _PART_WORDS)
 
 def worn_colors(text: str) -> tuple[str, tuple[str, ...]] | None:
     """(part, colours) when a description tells a person by the colour of what they wear: "the woman in
-    the green jacket" -> ("body", ("green",)), "the woman with red hair" -> ("head", ("red",)), "the girl
-    in pink" -> ("body", ("pink",)); None otherwise ("the red motorcycle", "the red hat")."""
+    the green jacket" -> ("body", ("green",)), "the girl in pink" -> ("body", ("pink",)); hair by hair's own names:
+    "the woman with blonde hair" -> ("hair", ("blonde",)); None otherwise ("the red motorcycle", "the red hat")."""
     # the colour must follow "in", "with", "wearing" or "dressed": "the red hat" is a hat, not a person
     told = re.split(r"\b(?:in|with|wearing|dressed)\b", text.lower(), maxsplit=1)
     if len(told) < 2 or _names_other_thing(told[0]):
         return None
     words = re.findall(r"[a-z]+", told[1])
+    at = next((i for i, w in enumerate(words) if hair_ops.names_hair(w)), None)
+    named = () if at is None else tuple(dict.fromkeys(n for w in words[max(0, at - 2):at] if (n := hair_ops.hair_name(w))))
+    if named:  # "the girl with blonde hair": hair is named on its own scale, read around the face
+        return "hair", named
     colours = tuple(dict.fromkeys(c for w in words if (c := color_ops.canonical_color(w))))
     if not colours:
         return None

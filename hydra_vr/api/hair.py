@@ -143,12 +143,27 @@ def read_hair(image: Image.Image, face: Box) -> HairReading | None:
     return HairReading(shade_name(median), median, float(mass[best]), band)
 
 
-_SAME = {"blond": "blonde", "grey": "gray", "ginger": "red"}  # other spellings and words of the chart's names
+_SAME = {"blond": "blonde", "grey": "gray", "ginger": "red", "silver": "gray"}  # other words for the same names
+
+
+def hair_name(word: str) -> str | None:
+    """The hair name (:data:`HAIR_NAMES`) ``word`` says ("blond" -> blonde, "grey" -> gray), or None."""
+    key = word.strip().lower()
+    key = _SAME.get(key, key)
+    return key if key in HAIR_NAMES else None
 
 
 def option_named(options: Sequence[str], name: str) -> str | None:
     """The option of a choice ("blonde or brown?") that says hair reading ``name``, as written; None if none does."""
-    return next((o for o in options if _SAME.get(o.strip().lower(), o.strip().lower()) == name), None)
+    return next((o for o in options if hair_name(o) == name), None)
+
+
+def pick_by_hair(people: Sequence[Image.Image], faces: Sequence[Box | None], names: Sequence[str]) -> int | None:
+    """The index of the one person crop whose hair (read around ``faces[i]``, the face in crop ``i``'s pixels) is one of
+    ``names`` ("the woman with blonde hair"); None when no one's or more than one's is, or no face is found."""
+    said = [read_hair(p, f) if f is not None else None for p, f in zip(people, faces)]
+    hits = [i for i, r in enumerate(said) if r is not None and r.name in names]
+    return hits[0] if len(hits) == 1 else None
 
 
 def names_hair(phrase: str | None) -> bool:
@@ -160,4 +175,4 @@ def names_hair(phrase: str | None) -> bool:
     return sense is not None and sense.name() == "hair.n.01"
 
 
-__all__ = ["HAIR_NAMES", "HairReading", "hair_band", "names_hair", "option_named", "read_hair", "shade_name"]
+__all__ = ["HAIR_NAMES", "HairReading", "hair_band", "hair_name", "names_hair", "option_named", "pick_by_hair", "read_hair", "shade_name"]
