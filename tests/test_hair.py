@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw
 
 from hydra_vr.api import choose, garments, hair
+from hydra_vr.api.types import Box, Detection
 
 SKY, SKIN = (150, 190, 235), (228, 182, 150)
 FACE = (60, 70, 120, 140)  # x1, y1, x2, y2: a face detector's box, brow to chin
@@ -102,3 +105,41 @@ def test_choose_picks_the_person_whose_hair_the_description_names() -> None:
         assert told is not None and told.worn is not None and told.worn[0] == "hair"
         assert choose.choose(told, people, crops, lambda name: faces if name == "face" else []) == want
     assert choose.choose(choose.cue("the girl with blonde hair"), people, crops, lambda name: []) is None  # no face
+
+
+class _Fixed:
+    """A detector and a face detector that find fixed boxes (fake tools: this tests what describe does with them)."""
+
+    def __init__(self, label: str, box: Sequence[float]) -> None:
+        self.label, self.box = label, box
+
+    def detect_classes(self, image: Image.Image) -> list[Detection]:
+        return [Detection(Box(*self.box), self.label, 0.9, "fake")]
+
+    def detect(self, image: Image.Image, queries: Sequence[str]) -> list[Detection]:
+        return [d for d in self.detect_classes(image) if d.label in queries]
+
+    def detect_faces(self, image: Image.Image) -> list[Detection]:
+        return self.detect_classes(image)
+
+
+@pytest.mark.parametrize(("question", "answer"), [
+    ("What colour is her hair?", "blonde"),  # the pronoun's thing: the frame's ``owned``
+    ("What colour is the toddler's hair?", "blonde"),
+    ("Is his hair blond or dark?", "blond"),  # the option that says the reading, as written
+])
+def test_describe_answers_a_hair_question_with_the_hair_read_around_the_face(question: str, answer: str) -> None:
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.api.toolbox import VisionToolbox
+    from hydra_vr.config import HydraConfig
+    from hydra_vr.llm.scripted import ScriptedChat
+    from hydra_vr.question import parse
+
+    tb = VisionToolbox(HydraConfig().vision)
+    tb._backends["detector"] = _Fixed("person", (35, 15, 145, 200))
+    tb._backends["faces"] = _Fixed("face", FACE)
+    chat = ScriptedChat(responses=['{"answer": "pink"}'])
+    got = DescribeVQA(ToolContext(toolbox=tb, llm=lambda: chat, read_question=parse)).answer(_portrait((214, 180, 120)), question)
+    assert (got.text, got.source) == (answer, "describe:hair") and chat.calls == []
+    assert "named as hair is: blonde" in got.evidence

@@ -142,3 +142,10 @@ def test_an_answer_off_the_category_asked_is_refused_by_wordnet(question: str, a
 def test_a_do_questions_subject_ends_at_its_verb(question: str, subject: str, action: str) -> None:
     frame = parse(question)
     assert (frame.subject, frame.action) == (subject, action)
+
+
+def test_a_possessive_pronouns_thing_is_owned_not_the_subject() -> None:
+    frame = parse("What colour is her scarf?")
+    assert (frame.subject, frame.owned) == (None, "scarf")
+    assert parse("What colour is the toddler's scarf?").owned is None  # a subject is named: nothing else to say
+    assert "owned" in frame.summary()

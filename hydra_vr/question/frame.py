@@ -114,6 +114,8 @@ class QuestionFrame:
       of what the subject is or is called ("What is the blue shape?", "What is the flower called?").
     - ``held``: the action is one of holding or carrying (WordNet's ``holds``): the answer is a thing with the subject;
       ``held_thing``, the thing a yes/no names after that verb ("Is the girl carrying a kite?" -> kite), else None.
+    - ``owned``: where the question names no subject, the thing a possessive pronoun points at ("hair" of "What colour
+      is her hair?"). Kept apart from ``subject``: read as the subject, it changed other answers (docs/RESULTS.md, session 47).
     - ``whole``: the thing the subject belongs to, where the question names it ("the cat's collar", "the handle of
       the mug"): a tool may find the whole where it cannot find the part.
     - ``count``: what a "how many" question counts (its words, singular), and ``count_colours``, the colours it
@@ -134,6 +136,7 @@ class QuestionFrame:
     category: str | None = None
     subject: str | None = None
     whole: str | None = None
+    owned: str | None = None
     action: str | None = None
     held: bool = False
     held_thing: str | None = None
@@ -170,7 +173,7 @@ class QuestionFrame:
         out: dict[str, object] = {"kind": self.kind}
         if self.answer.options:
             out["options"] = list(self.answer.options)
-        for name in ("category", "subject", "whole", "action", "held", "held_thing", "count", "count_colours", "reading", "reason", "negated", "relations"):
+        for name in ("category", "subject", "whole", "owned", "action", "held", "held_thing", "count", "count_colours", "reading", "reason", "negated", "relations"):
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value
@@ -339,6 +342,12 @@ def _attribute_noun(question: str) -> tuple[str, str | None] | None:
     return subject, _subject(rest)[0]
 
 
+def _owned(low: str) -> str | None:
+    """The noun phrase a possessive pronoun opens in ``low`` ("hair" of "what colour is her hair"), or None."""
+    m = re.search(r"\b(?:" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$", low)
+    return _subject_phrase(_words(m.group(1))) if m else None
+
+
 # Before "of", a word for a kind or an attribute names what follows: "this kind of ball" and "the colour of the
 # car" ask about the ball and the car. A group or an arrangement stays the thing asked about ("the row of seats",
 # "the column of windows" are one thing in a photo).
@@ -402,6 +411,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         category=category,
         subject=subject,
         whole=whole,
+        owned=_owned(low) if subject is None else None,
         action=action,
         held=held,
         held_thing=_after_verb(low, action) if held else None,
