@@ -124,7 +124,7 @@ class _Fixed:
 
 
 @pytest.mark.parametrize(("question", "answer"), [
-    ("What colour is her hair?", "blonde"),  # the pronoun's thing: the frame's ``owned``
+    ("What colour is her hair?", "blonde"),  # a possessive pronoun opens the frame's subject
     ("What colour is the toddler's hair?", "blonde"),
     ("Is his hair blond or dark?", "blond"),  # the option that says the reading, as written
 ])

@@ -114,8 +114,6 @@ class QuestionFrame:
       of what the subject is or is called ("What is the blue shape?", "What is the flower called?").
     - ``held``: the action is one of holding or carrying (WordNet's ``holds``): the answer is a thing with the subject;
       ``held_thing``, the thing a yes/no names after that verb ("Is the girl carrying a kite?" -> kite), else None.
-    - ``owned``: where the question names no subject, the thing a possessive pronoun points at ("hair" of "What colour
-      is her hair?"). Kept apart from ``subject``: read as the subject, it changed other answers (docs/RESULTS.md, session 47).
     - ``whole``: the thing the subject belongs to, where the question names it ("the cat's collar", "the handle of
       the mug"): a tool may find the whole where it cannot find the part.
     - ``count``: what a "how many" question counts (its words, singular), and ``count_colours``, the colours it
@@ -136,7 +134,6 @@ class QuestionFrame:
     category: str | None = None
     subject: str | None = None
     whole: str | None = None
-    owned: str | None = None
     action: str | None = None
     held: bool = False
     held_thing: str | None = None
@@ -173,7 +170,7 @@ class QuestionFrame:
         out: dict[str, object] = {"kind": self.kind}
         if self.answer.options:
             out["options"] = list(self.answer.options)
-        for name in ("category", "subject", "whole", "owned", "action", "held", "held_thing", "count", "count_colours", "reading", "reason", "negated", "relations"):
+        for name in ("category", "subject", "whole", "action", "held", "held_thing", "count", "count_colours", "reading", "reason", "negated", "relations"):
             value = getattr(self, name)
             if value:
                 out[name] = list(value) if isinstance(value, tuple) else value
@@ -302,7 +299,8 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
     if (named := _attribute_noun(question)) is not None:
         return named
-    m = re.search(r"\b(?:the|this|that|these|those|a|an)\s+(.+)$", question.lower())
+    # a possessive pronoun opens a noun phrase as an article does: "What colour is his scarf?" asks about the scarf
+    m = re.search(r"\b(?:the|this|that|these|those|a|an|" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$", question.lower())
     if not m:
         return None, None
     words = _words(m.group(1))
@@ -340,12 +338,6 @@ def _attribute_noun(question: str) -> tuple[str, str | None] | None:
         return None  # "what colour in the sky is": no noun phrase of its own between the attribute and the verb
     rest = f"{m.group(3)} {m.group(4)}" if m.group(3) in _DO else m.group(4)  # "does the boy have": 'have' ends it
     return subject, _subject(rest)[0]
-
-
-def _owned(low: str) -> str | None:
-    """The noun phrase a possessive pronoun opens in ``low`` ("hair" of "what colour is her hair"), or None."""
-    m = re.search(r"\b(?:" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$", low)
-    return _subject_phrase(_words(m.group(1))) if m else None
 
 
 # Before "of", a word for a kind or an attribute names what follows: "this kind of ball" and "the colour of the
@@ -411,7 +403,6 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         category=category,
         subject=subject,
         whole=whole,
-        owned=_owned(low) if subject is None else None,
         action=action,
         held=held,
         held_thing=_after_verb(low, action) if held else None,

@@ -551,7 +551,7 @@ class DescribeVQA:
                     named[name] = f"{name} {g.score:.2f}" if name == g.label.lower() else f"{name} ({g.label}) {g.score:.2f}"
             item["garments"] = list(named.values())
             item["colors"] = _named(tb.colors(crop, foreground=True)) if color else []
-        if kind in ("color", "choice") and (frame := self._frame(question)) and hair_ops.names_hair(frame.subject or frame.owned):
+        if kind in ("color", "choice") and (frame := self._frame(question)) and hair_ops.names_hair(frame.subject):
             for item in items:  # hair is named on its own scale (blonde, not orange), read over the face
                 face = garment_ops.face_of(item["person"], faces)
                 reading = hair_ops.read_hair(image, face) if face is not None else None
