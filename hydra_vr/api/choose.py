@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from PIL import Image
 
 from hydra_vr.api.companion import Companion, companion, pick_by_companion
-from hydra_vr.api.garments import face_of, faces_in_crops, pick_worn, worn_colors
+from hydra_vr.api.garments import face_in_crop, faces_in_crops, pick_worn, worn_colors
 from hydra_vr.api.hair import pick_by_hair
 from hydra_vr.api.placement import Placement, pick, placement
-from hydra_vr.api.types import Box as _Box
 from hydra_vr.lexicon.words import phrase_end
 
 
@@ -82,7 +81,7 @@ def choose(told: Cue, boxes: Sequence[Sequence[float]], crops: Callable[[], Sequ
     found = look("face") if look is not None else []
     part, colours = told.worn
     if part == "hair":  # read around each person's own face, wherever it sits in the box
-        faces = [None if (f := face_of(b, found)) is None else _Box(*f[:4]).shift(-b[0], -b[1]).to_list(None) for b in boxes]
+        faces = [None if (f := face_in_crop(b, found)) is None else f.to_list(None) for b in boxes]
         return pick_by_hair(crops(), faces, colours)
     return pick_worn(crops(), part, colours, faces=faces_in_crops(boxes, found))  # where each body part lies
 

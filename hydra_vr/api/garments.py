@@ -212,14 +212,19 @@ def pick_worn(people: Sequence[Image.Image], part: str, colours: Sequence[str], 
     return order[0] if best >= least and best - second >= margin else None
 
 
+def face_in_crop(person: Box, faces: Sequence[Box]) -> _Box | None:
+    """The person's face (``face_of`` among ``faces``, photo pixels) in the pixels of that person's crop; None if none."""
+    face = face_of(person, faces)
+    return None if face is None else _Box(*face[:4]).shift(-person[0], -person[1])
+
+
 def faces_in_crops(people: Sequence[Box], faces: Sequence[Box]) -> list[Box | None]:
-    """Each person's face (``face_of`` among ``faces``, photo pixels) in the pixels of that person's crop, where the
-    parts are to be placed from it: None where no face is found, or where the face sits where a standing person's
-    does in the box (the box's own shares of a standing body place the parts then)."""
+    """Each person's face (:func:`face_in_crop`) where the parts are to be placed from it: None where no face is found,
+    or where the face sits where a standing person's does in the box (the box's own shares of a standing body place
+    the parts then)."""
     out: list[Box | None] = []
     for person in people:
-        face = face_of(person, faces)
-        in_crop = None if face is None else _Box(*face[:4]).shift(-person[0], -person[1])
+        in_crop = face_in_crop(person, faces)
         standing = in_crop is not None and _as_standing(in_crop, person[2] - person[0], person[3] - person[1])
         out.append(None if in_crop is None or standing else in_crop.to_list(None))
     return out
@@ -233,4 +238,4 @@ def _as_standing(face: _Box, width: float, height: float) -> bool:
     return span.x1 <= cx / width <= span.x2 and span.y1 <= cy / height <= span.y2
 
 
-__all__ = ["GARMENTS", "PARTS", "face_of", "faces_in_crops", "garment", "garment_part", "part_box", "pick_worn", "worn_colors", "worn_part", "worn_share"]
+__all__ = ["GARMENTS", "PARTS", "face_in_crop", "face_of", "faces_in_crops", "garment", "garment_part", "part_box", "pick_worn", "worn_colors", "worn_part", "worn_share"]
