@@ -1,4 +1,4 @@
-"""Hair colour read over a face: the band above it, less backdrop and skin, named on a hair-colour chart."""
+"""Hair colour read around a face: the head's region clustered, less backdrop and skin, named as hair is."""
 
 from __future__ import annotations
 
@@ -33,9 +33,8 @@ def _portrait(hair_rgb: tuple[int, int, int] | None, top: int = 0) -> Image.Imag
     ((30, 26, 24), "black"), ((100, 70, 48), "brown"), ((214, 180, 120), "blonde"),
     ((170, 80, 42), "red"), ((168, 166, 163), "gray"),
 ])
-def test_the_hair_over_a_face_is_named_on_the_chart(rgb: tuple[int, int, int], name: str) -> None:
-    face = (FACE[0], FACE[1] - 0, FACE[2], FACE[3])
-    reading = hair.read_hair(_portrait(rgb), face)
+def test_the_hair_around_a_face_is_named_as_hair_is(rgb: tuple[int, int, int], name: str) -> None:
+    reading = hair.read_hair(_portrait(rgb), FACE)
     assert reading is not None and reading.name == name
     assert all(abs(a - b) <= 12 for a, b in zip(reading.rgb, rgb))  # the hair's own pixels: not the sky, not the skin
 
@@ -44,19 +43,19 @@ def test_a_bald_head_has_no_hair_reading() -> None:
     assert hair.read_hair(_portrait(None), FACE) is None  # above the face: forehead skin, then sky
 
 
-def test_a_band_cut_by_the_photos_top_still_reads_the_hair() -> None:
+def test_a_region_cut_by_the_photos_top_still_reads_the_hair() -> None:
     face = (FACE[0], FACE[1] - 30, FACE[2], FACE[3] - 30)
     reading = hair.read_hair(_portrait((30, 26, 24), top=30), face)
     assert reading is not None and reading.name == "black"
 
 
 def test_the_head_region_surrounds_the_top_of_the_face_inside_the_photo() -> None:
-    region = hair.hair_band((100, 100, 160, 170), (400, 300))
+    region = hair.head_region((100, 100, 160, 170), (400, 300))
     assert region is not None
     x1, y1, x2, y2 = region
     assert x1 < 100 and x2 > 160 and y1 < 100 and 100 < y2 < 170  # beside and above the face, not its chin
-    assert hair.hair_band((100, 150, 160, 220), (130, 300))[2] == 130  # clipped to the photo
-    assert hair.hair_band((100, 2, 160, 72), (400, 300)) is None  # a face at the very top: no room for hair above it
+    assert hair.head_region((100, 150, 160, 220), (130, 300))[2] == 130  # clipped to the photo
+    assert hair.head_region((100, 2, 160, 72), (400, 300)) is None  # a face at the very top: no room for hair above it
 
 
 @pytest.mark.parametrize(("rgb", "name"), [

@@ -144,4 +144,3 @@ def test_an_answer_off_the_category_asked_is_refused_by_wordnet(question: str, a
 def test_a_do_questions_subject_ends_at_its_verb(question: str, subject: str, action: str) -> None:
     frame = parse(question)
     assert (frame.subject, frame.action) == (subject, action)
-

@@ -44,7 +44,8 @@ _MIN_SHARE = 0.06  # under this share of the region's prior, no hair is seen (ba
 
 @dataclass(frozen=True)
 class HairReading:
-    """The hair's name, its median colour (sRGB) and the share of the band it covers, and where it was read."""
+    """The hair's name, its median colour (sRGB), the share of where hair grows that its colour fills, and the head's
+    region it was read in."""
 
     name: str
     rgb: tuple[int, int, int]
@@ -75,7 +76,7 @@ def shade_name(rgb: Sequence[int]) -> str:
     return "blonde" if lightness >= _FAIR_L else "brown"
 
 
-def hair_band(face: Box, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
+def head_region(face: Box, size: tuple[int, int]) -> tuple[int, int, int, int] | None:
     """The head's region around ``face`` (x1, y1, x2, y2) where its hair is looked for, clipped to the image ``size``;
     None when it is under 8 pixels on a side."""
     fx1, fy1, fx2, fy2 = face[:4]
@@ -104,12 +105,12 @@ def _hair_prior(face: Box, band: tuple[int, int, int, int], shape: tuple[int, in
 
 
 def read_hair(image: Image.Image, face: Box) -> HairReading | None:
-    """The hair around ``face`` in ``image``: the head's region (:func:`hair_band`) clustered by colour (k-means in
+    """The hair around ``face`` in ``image``: the head's region (:func:`head_region`) clustered by colour (k-means in
     Lab); the cluster like the face's own skin is left out, and of the others the one that fills most of the places
     where hair grows (:func:`_hair_prior`: around the top of the face, not the region's corners, where the backdrop
     is) is the hair, named by :func:`shade_name` of its median colour. None when no cluster holds
     :data:`_MIN_SHARE` of that prior."""
-    band = hair_band(face, image.size)
+    band = head_region(face, image.size)
     if band is None:
         return None
     photo = image.convert("RGB")
@@ -175,4 +176,4 @@ def names_hair(phrase: str | None) -> bool:
     return sense is not None and sense.name() == "hair.n.01"
 
 
-__all__ = ["HAIR_NAMES", "HairReading", "hair_band", "hair_name", "names_hair", "option_named", "pick_by_hair", "read_hair", "shade_name"]
+__all__ = ["HAIR_NAMES", "HairReading", "hair_name", "head_region", "names_hair", "option_named", "pick_by_hair", "read_hair", "shade_name"]

@@ -554,9 +554,7 @@ class DescribeVQA:
         if kind in ("color", "choice") and (frame := self._frame(question)) and hair_ops.names_hair(frame.subject):
             for item in items:  # hair is named on its own scale (blonde, not orange), read over the face
                 face = garment_ops.face_of(item["person"], faces)
-                reading = hair_ops.read_hair(image, face) if face is not None else None
-                item["hair"] = reading.evidence() if reading is not None else None
-                item["hair_name"] = reading.name if reading is not None else None
+                item["hair"] = hair_ops.read_hair(image, face) if face is not None else None
         # placed: the question names which person ("the man on the right"), listed first
         return {"part": part, "people": items, "colors": color, "placed": placed and items[0]["person"] == [int(v) for v in people[0].box.to_list(0)]}
 
@@ -612,10 +610,10 @@ class DescribeVQA:
         held = self._held(image, question, findings) if asked is None else None
         if held is not None:  # "what is he holding?", "is she holding a kite?": the holder's box and the thing's decide
             return Answer(text=held[0], source="describe:held", evidence=f"{user}\n{held[1]}")
-        hair = next((p for p in (findings["worn"] or {}).get("people", []) if p.get("hair_name")), None)
-        said = hair and (hair["hair_name"] if spec.kind == "color" else hair_ops.option_named(spec.options, hair["hair_name"]))
+        hair = next((p for p in (findings["worn"] or {}).get("people", []) if p.get("hair")), None)
+        said = hair and (hair["hair"].name if spec.kind == "color" else hair_ops.option_named(spec.options, hair["hair"].name))
         if said:  # "what colour is her hair?": the measured shade, named as hair is (a small model said "pink" of the face)
-            return Answer(text=said, source="describe:hair", evidence=f"{user}\nThe person at {hair['person']}: {hair['hair']}")
+            return Answer(text=said, source="describe:hair", evidence=f"{user}\nThe person at {hair['person']}: {hair['hair'].evidence()}")
         # A presence question the tools searched: their result decides, not the LLM (a small model said "yes"
         # beside "0 found"), where it is evidence: something found (unless the question places it: "on
         # the table?"), or nothing found by a search over every pixel. A detector's miss is no search.
