@@ -122,42 +122,37 @@ class _Fixed:
         return self.detect_classes(image)
 
 
+def _describe(reply: str):
+    """The describe backend over the fixed person and face boxes, its LLM a script that says ``reply``."""
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.api.toolbox import VisionToolbox
+    from hydra_vr.config import HydraConfig
+    from hydra_vr.llm.scripted import ScriptedChat
+    from hydra_vr.question import parse
+
+    tb = VisionToolbox(HydraConfig().vision)
+    tb._backends["detector"] = _Fixed("person", (35, 15, 145, 200))
+    tb._backends["faces"] = _Fixed("face", FACE)
+    chat = ScriptedChat(responses=[f'{{"answer": "{reply}"}}'])
+    return DescribeVQA(ToolContext(toolbox=tb, llm=lambda: chat, read_question=parse)), chat
+
+
 @pytest.mark.parametrize(("question", "answer"), [
     ("What colour is her hair?", "blonde"),  # a possessive pronoun opens the frame's subject
     ("What colour is the toddler's hair?", "blonde"),
     ("Is his hair blond or dark?", "blond"),  # the option that says the reading, as written
 ])
 def test_describe_answers_a_hair_question_with_the_hair_read_around_the_face(question: str, answer: str) -> None:
-    from hydra_vr.api.backends.describe import DescribeVQA
-    from hydra_vr.api.tools import ToolContext
-    from hydra_vr.api.toolbox import VisionToolbox
-    from hydra_vr.config import HydraConfig
-    from hydra_vr.llm.scripted import ScriptedChat
-    from hydra_vr.question import parse
-
-    tb = VisionToolbox(HydraConfig().vision)
-    tb._backends["detector"] = _Fixed("person", (35, 15, 145, 200))
-    tb._backends["faces"] = _Fixed("face", FACE)
-    chat = ScriptedChat(responses=['{"answer": "pink"}'])
-    got = DescribeVQA(ToolContext(toolbox=tb, llm=lambda: chat, read_question=parse)).answer(_portrait((214, 180, 120)), question)
+    describe, chat = _describe("pink")
+    got = describe.answer(_portrait((214, 180, 120)), question)
     assert (got.text, got.source) == (answer, "describe:hair") and chat.calls == []
     assert "named as hair is: blonde" in got.evidence
 
 
 def test_a_garment_question_not_about_hair_is_left_to_the_findings() -> None:
     """Its worn findings carry no hair reading (the template renders them without one) and the LLM answers."""
-    from hydra_vr.api.backends.describe import DescribeVQA
-    from hydra_vr.api.tools import ToolContext
-    from hydra_vr.api.toolbox import VisionToolbox
-    from hydra_vr.config import HydraConfig
-    from hydra_vr.llm.scripted import ScriptedChat
-    from hydra_vr.question import parse
-
-    tb = VisionToolbox(HydraConfig().vision)
-    tb._backends["detector"] = _Fixed("person", (35, 15, 145, 200))
-    tb._backends["faces"] = _Fixed("face", FACE)
-    chat = ScriptedChat(responses=['{"answer": "black"}'])
-    got = DescribeVQA(ToolContext(toolbox=tb, llm=lambda: chat, read_question=parse)).answer(
-        _portrait((214, 180, 120)), "What colour is the toddler's cap?")
+    describe, chat = _describe("black")
+    got = describe.answer(_portrait((214, 180, 120)), "What colour is the toddler's cap?")
     assert got.source == "describe" and len(chat.calls) == 1
     assert "head at" in got.evidence and "named as hair is" not in got.evidence
