@@ -718,11 +718,8 @@ def asked_place(question: str) -> PlaceAsked | None:
 # A question that asks what people know of the thing pictured, not what the pixels show ("Is this fruit
 # usually eaten raw or cooked?", "What is the pattern on this rug called?"): OK-VQA's kind.
 _KNOWLEDGE = re.compile(r"\b(usually|typically|normally|commonly|generally|called|known (?:as|for)|famous|invented|"
-                        r"originat\w*|comes? from|made (?:of|from|by)|built by|builds?|makes?|produc\w*|manufactur\w*|"
-                        r"used for|served|eats?|native|sound|grows?|grown|lives?|from(?=\W*$))\b")
-# "the name of this ...", "the purpose of these ..." (not "which part of this": one of its kinds): a word for an
-# idea, not a thing, a property, a kind or a group (WordNet), before "of this" asks what is known of what follows
-_IDEA_OF_THIS = re.compile(r"\bthe\s+([a-z]+)\s+of\s+(?:this|these)\b")
+                        r"originat\w*|comes? from|made (?:of|from)|built by|builds?|manufactur\w*|used for|served|"
+                        r"eats?|native|sound)\b")
 # words that end the noun phrase after "this": the question goes on ("this fruit usually", "this bridge in")
 _AFTER_THING = _KNOWLEDGE.pattern + r"|\b(is|are|was|were|do|does|did|has|have|can|will|would|should|most|likely|"\
     r"of|in|on|at|to|from|for|by|with|and|or|that|which|made|come|comes|make|makes|live|lives|belong|belongs|look|looks)\b"
@@ -735,7 +732,7 @@ class KnowledgeAsked:
 
     question: str
     phrase: str
-    head: str | None  # None where "this" stands alone ("What is this used for?"): the photo's main thing
+    head: str
     end: int
 
     def naming(self, name: str) -> str:
@@ -755,7 +752,7 @@ def asked_knowledge(question: str) -> KnowledgeAsked | None:
     """The :class:`KnowledgeAsked` of a question that asks what is known of "this <thing>" (a cue like
     "usually", "called", "famous", "made of"), or None: "What color is this drink?" asks the pixels."""
     q = str(question)
-    if not _KNOWLEDGE.search(q.lower()) and not any(wn.names_idea(m.group(1)) for m in _IDEA_OF_THIS.finditer(q.lower())):
+    if not _KNOWLEDGE.search(q.lower()):
         return None
     # "this kind of ball", "this piece of furniture", "this pair of shoes": a word for a kind, a portion or a group
     # (WordNet) and "of" point at the thing that follows; what is known is known of it
@@ -765,13 +762,8 @@ def asked_knowledge(question: str) -> KnowledgeAsked | None:
             and wn.partitive(k.group(2).lower(), ("category", "part", "group"))):
         return KnowledgeAsked(q, k.group(0), k.group(3).split()[-1].lower(), k.end())
     m = re.search(r"\b(this|these)\s+((?:[a-z]+\s+){0,2}?[a-z]+)" + ahead, q, re.I)
-    if not m or m.group(2).lower() in _FUNCTION_WORDS or re.search(_AFTER_THING, m.group(2).lower()) \
-            or not wn.is_noun(m.group(2).split()[-1].lower()):
-        # "What is this used for?", "Who makes these?": the pronoun stands for the thing pictured, named by no word
-        alone = re.search(r"\b(this|these)\b(?=\s+(?:" + _AFTER_THING + r")|\s*[?.!]|\s*$)", q, re.I)
-        if alone is None or {c.group(1) for c in _KNOWLEDGE.finditer(q.lower())} <= {"called"}:
-            return None  # "What is this called?", "the name of this?": what the pictured thing is, not what is known of it
-        return KnowledgeAsked(q, alone.group(0), None, alone.end())
+    if not m or m.group(2).lower() in _FUNCTION_WORDS or re.search(_AFTER_THING, m.group(2).lower()):
+        return None
     phrase = m.group(0)
     return KnowledgeAsked(q, phrase, m.group(2).split()[-1].lower(), m.end())
 

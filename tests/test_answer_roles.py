@@ -292,11 +292,6 @@ def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(too
     assert call.messages[-1].content.startswith("Is this drink usually drunk hot or cold? (This drink is an espresso.)")
     assert "Objects detected" not in call.messages[-1].content  # no findings beside the named thing
     assert call.json_schema["properties"]["answer"]["enum"] == ["hot", "cold"]
-    # a bare "this" names no kind: the classifier's first label names the thing pictured
-    script = Script(knowledge=[ans("biscotti")])
-    toolbox_with_llm.holder["llm"] = script.chat
-    assert Patch(str(photo("coffee"))).simple_query("What is this usually served with?") == "biscotti"
-    assert script.messages("knowledge")[0][-1].content.startswith("What is this usually served with? (This is an espresso.)")
     # the detector names the kind the question points at ("this vehicle" -> the bus it found at 0.79)
     script = Script(knowledge=[ans("no"), ans("people")])  # an ill-typed reply is re-asked, as in every role
     toolbox_with_llm.holder["llm"] = script.chat

@@ -45,13 +45,6 @@ def test_basic_name_answers_at_the_level_asked(offset: int, category: str, name:
     assert wn.basic_name(_imagenet(offset), category) == name
 
 
-@pytest.mark.parametrize(("word", "expected"), [("name", True), ("purpose", True), ("function", True),
-                                             ("colour", False), ("size", False), ("kind", False), ("row", False),
-                                             ("top", False), ("handle", False), ("kettle", False)])
-def test_names_idea_tells_an_idea_about_a_thing_from_a_thing_its_properties_kinds_and_groups(word: str, expected: bool) -> None:
-    assert wn.names_idea(word) is expected
-
-
 def test_missing_data_is_a_clear_error(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("HYDRA_VR_WORDNET", str(tmp_path))
     with pytest.raises(wn.WordNetMissing, match="holds no WordNet data"):

@@ -270,14 +270,6 @@ def partitive(word: str, kinds: tuple[str, ...] = PARTITIVE_KINDS) -> bool:
     return sense is not None and any(is_a(sense, kind) for kind in kinds)
 
 
-def names_idea(word: str) -> bool:
-    """Whether ``word``'s main noun sense is an idea about a thing rather than a thing, a property of it, a kind or
-    a group: "the name of", "the purpose of", "the origin of" ask what is known; "the colour of", "the kind of",
-    "the row of", "the top of" ask about what a photo shows."""
-    sense = main_sense(singular(word))
-    return sense is not None and not any(is_a(sense, kind) for kind in ("physical entity", "attribute", "category", "group"))
-
-
 def is_part(word: str) -> bool:
     """Whether ``word``'s main noun sense names a part of something: WordNet lists a whole it is part of (a cab of a
     motor vehicle, a roof of a building) or it is a kind of part ("tongue", a body part; "handle")."""
