@@ -105,3 +105,38 @@ def test_a_thing_the_listing_misses_is_measured_where_the_search_finds_it() -> N
     d, chat = _describe(tb, ["blue"])
     d.answer(_scene(), "What colour is the frisbee?")
     assert "blue" in chat.calls[0].json_schema["properties"]["answer"]["enum"]
+
+
+class _ListsAPerson(_FindsByName):
+    """A detector whose listing holds a person (the thing a question names to say which) and whose search by name
+    finds the thing asked about (a fake tool: this tests whose colours answer)."""
+
+    def __init__(self, name: str, box: list[float], person: list[float]) -> None:
+        super().__init__(name, box)
+        self.person = person
+
+    def detect_classes(self, image: Image.Image) -> list:
+        from hydra_vr.api.types import Box, Detection
+
+        return [Detection(Box(*self.person), "person", 0.7, "fake")]
+
+
+def test_the_thing_asked_about_is_searched_for_though_another_thing_it_names_is_listed() -> None:
+    from hydra_vr.api.toolbox import VisionToolbox
+    from hydra_vr.config import HydraConfig
+
+    scene = _scene()
+    ImageDraw.Draw(scene).rectangle((60, 80, 120, 220), fill=(20, 20, 20))  # a person in black, left of the disc
+    tb = VisionToolbox(HydraConfig().vision)
+    tb._backends["detector"] = _ListsAPerson("parasol", [296.0, 196.0, 354.0, 254.0], [60.0, 80.0, 120.0, 220.0])
+    d, chat = _describe(tb, ["yellow"])
+    assert d.answer(scene, "What colour is the parasol beside the lady?").text == "yellow"
+    enum = chat.calls[0].json_schema["properties"]["answer"]["enum"]
+    assert "yellow" in enum and "black" not in enum  # the person's colours say which parasol, not its colour
+    # the person is still listed, among the other objects
+    assert "person" in chat.calls[0].last_user
+    # where the search finds nothing, the listed person's colours are what there is, as before
+    tb._backends["detector"] = _ListsAPerson("kite", [296.0, 196.0, 354.0, 254.0], [60.0, 80.0, 120.0, 220.0])
+    d, chat = _describe(tb, ["black"])
+    d.answer(scene, "What colour is the parasol beside the lady?")
+    assert "black" in chat.calls[0].json_schema["properties"]["answer"]["enum"]

@@ -308,8 +308,12 @@ class DescribeVQA:
         background = kind == "color" and _BACKGROUND_QUESTION.search(question) is not None
         if background:  # "which colour is the backdrop?" asks for the border's colours, not the subject's
             colors = _named(color_ops.border_colors(image))
-        elif not relevant and not (worn and worn["colors"]) and kind == "color" and (found := self._searched(image, question)):
-            relevant.append(found)  # the thing asked about, where find()'s own search locates it: its own colours
+        elif (not self._subject_listed(question, relevant) and not (worn and worn["colors"]) and kind == "color"
+              and (found := self._searched(image, question))):
+            # the thing asked about, where find()'s own search locates it: its own colours, not those of the other
+            # things the question names to say which one it is ("the umbrella of the man": the man's coat was read)
+            objects = [{k: v for k, v in o.items() if k != "colors"} for o in relevant] + objects
+            relevant = [found]
         elif not relevant and not (worn and worn["colors"]) and kind == "color":
             border = color_ops.border_colors(image)
             if border and border[0].fraction >= 0.8:  # a plain backdrop (a page, a wall): what differs from it
@@ -363,6 +367,15 @@ class DescribeVQA:
         seen = ", ".join(f"{ls.label} {ls.score:.2f}" for ls in labels[:5])
         return named[0][0], (f"The classifier saw {seen}; as kinds of {category}: "
                              + ", ".join(f"{n} {m:.2f}" for n, m in named[:3]))
+
+    def _subject_listed(self, question: str, relevant: list[dict]) -> bool:
+        """Whether a detection among ``relevant`` (the things the question names) is of the frame's subject, the thing
+        asked about, rather than only of the others it names ("the stool the man sits on": a person)."""
+        frame = self._frame(question)
+        if frame is None or not frame.subject:
+            return bool(relevant)
+        kinds = set(self._mapper.map(frame.subject).classes)
+        return any(o["label"] in kinds for o in relevant)
 
     def _searched(self, image: Image.Image, question: str) -> dict | None:
         """For a colour question about a thing the detector's listing does not hold ("What colour is the kite?"), the
