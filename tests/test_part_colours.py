@@ -18,6 +18,27 @@ def test_wordnet_says_what_is_a_part(word: str, part: bool) -> None:
     assert wn.is_part(word) is part
 
 
+@pytest.mark.parametrize(("part", "whole", "expected"), [
+    ("cab", "lorry", True), ("keyboard", "laptop", True), ("handle", "mug", True), ("tongue", "cat", True),
+    ("necktie", "man", False), ("kettle", "stove", False),
+])
+def test_wordnet_says_what_is_a_part_of_what(part: str, whole: str, expected: bool) -> None:
+    assert wn.part_of(part, whole) is expected
+
+
+@pytest.mark.parametrize(("question", "classes"), [
+    ("What colour is the lorry's cab?", set()),  # the driver's compartment: not the mapper's taxi (car)
+    ("What colour is the laptop's keyboard?", {"keyboard"}),  # a part that is a class of its own stays one
+    ("What colour is the cab?", {"car"}),  # no whole named: the word's everyday sense
+])
+def test_a_part_stands_only_for_detector_classes_of_its_own_kind(question: str, classes: set[str]) -> None:
+    from hydra_vr.api.backends.coco import CocoNameMapper
+    from hydra_vr.api.backends.describe import _subject_classes
+    from hydra_vr.question import parse
+
+    assert _subject_classes(parse(question), CocoNameMapper()) == classes
+
+
 def _describe(toolbox, replies: list[str]):
     from hydra_vr.api.backends.describe import DescribeVQA
     from hydra_vr.api.tools import ToolContext

@@ -277,6 +277,25 @@ def is_part(word: str) -> bool:
     return sense is not None and (bool(sense.part_holonyms()) or is_a(sense, "part"))
 
 
+@functools.cache
+def _parts_of(synset: Any) -> frozenset[Any]:
+    """Every part WordNet gives ``synset`` or a kind it is (a truck has a motor vehicle's parts), and their parts and
+    kinds, a few levels down."""
+    out: set[Any] = set()
+    for kind in _ancestors(synset):
+        for part in kind.part_meronyms():
+            out.add(part)
+            out.update(part.closure(lambda s: s.part_meronyms() + s.hyponyms(), depth=4))
+    return frozenset(out)
+
+
+def part_of(part: str, whole: str) -> bool:
+    """Whether ``part``'s main noun sense is a part of ``whole`` in one of the whole's senses ("the truck's cab":
+    the driver's compartment, not a taxi; "the dog's tongue")."""
+    sense = main_sense(singular(part))
+    return sense is not None and any(sense in _parts_of(w) for w in wordnet().synsets(_key(singular(whole.split()[-1])), "n"))
+
+
 def clear_noun_sense(word: str) -> Any:
     """:func:`main_sense` of ``word`` where it is clearly the sense meant: the word is no more often an adjective,
     verb or adverb than a noun in the tagged corpus ("white", "have", "upper" are not the person or the berth),

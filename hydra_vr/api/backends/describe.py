@@ -44,11 +44,25 @@ _TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|let
 _PEOPLE_QUESTION = re.compile(r"\b(face|faces|person|people|man|woman|boy|girl|child|who)\b", re.I)
 
 
-def _relevant_classes(question: str, mapper: CocoNameMapper) -> set[str]:
-    """Detector classes the question names ("the man's shirt" -> person), by the detector's own mapping."""
+def _relevant_classes(question: str, mapper: CocoNameMapper, frame: Any = None) -> set[str]:
+    """Detector classes the question names ("the man's shirt" -> person), by the detector's own mapping; a part of the
+    thing the frame names stands only for classes of its own kind (:func:`_subject_classes`)."""
     words = re.findall(r"[a-z]+", question.lower())
     names = set(words) | {f"{a} {b}" for a, b in zip(words, words[1:])}
-    return {c for n in names if n not in _STOPWORDS for c in mapper.map(n).classes}
+    part = frame is not None and frame.subject and frame.whole and wn.part_of(frame.subject, frame.whole)
+    skip = {frame.subject, frame.subject.split()[-1]} if part else set()
+    return ({c for n in names if n not in _STOPWORDS and skip.isdisjoint([n, *n.split()]) for c in mapper.map(n).classes}
+            | (_subject_classes(frame, mapper) if part else set()))
+
+
+def _subject_classes(frame: Any, mapper: CocoNameMapper) -> set[str]:
+    """The detector classes of the frame's subject. Where it is a part of the whole the frame names (WordNet), only
+    classes that are it or a kind of it: the mapper's synonyms go by a word's other senses ("the truck's cab" -> car,
+    as a taxi is; "the laptop's keyboard" -> keyboard stays)."""
+    classes = set(mapper.map(frame.subject).classes)
+    if not (frame.whole and wn.part_of(frame.subject, frame.whole)):
+        return classes
+    return {c for c in classes if (sense := wn.main_sense(c)) is not None and wn.is_a(sense, frame.subject.split()[-1])}
 
 
 _STOPWORDS = {"what", "which", "who", "where", "how", "is", "are", "the", "a", "an", "this", "that", "of", "in", "on",
@@ -287,7 +301,7 @@ class DescribeVQA:
         worn = self._worn(image, question, kind, [d for d in dets if d.label == "person"], found_faces)
         # the colours of the body part asked about stand for the person's ("his hair"), not the whole box's
         part_colors = bool(worn) and any(p["colors"] for p in worn["people"])
-        wanted = _relevant_classes(question, self._mapper)
+        wanted = _relevant_classes(question, self._mapper, self._frame(question))
         relevant, objects = [], []
         for d in dets[: self.max_objects]:
             item = {"label": d.label, "score": d.score, "box": [int(v) for v in d.box.to_list(0)]}
@@ -374,7 +388,7 @@ class DescribeVQA:
         frame = self._frame(question)
         if frame is None or not frame.subject:
             return bool(relevant)
-        kinds = set(self._mapper.map(frame.subject).classes)
+        kinds = _subject_classes(frame, self._mapper)
         return any(o["label"] in kinds for o in relevant)
 
     def _searched(self, image: Image.Image, question: str) -> dict | None:
@@ -499,7 +513,7 @@ class DescribeVQA:
         frame = self._frame(question)
         if frame is None or not frame.whole or not frame.subject:
             return None
-        own = set(self._mapper.map(frame.subject).classes)
+        own = _subject_classes(frame, self._mapper)
         if any(d.label in own for d in dets):
             return None  # the thing asked about is found itself ("the man's bicycle"): its own colours answer
         wholes = set(self._mapper.map(frame.whole).classes)
