@@ -30,6 +30,12 @@ from hydra_vr.api.placement import Placement, pick, placement
         ("the smallest dog", None, None, "small"),
         ("the tall tower", None, None, "tall"),
         ("the tall tree on the far left", 0.0, None, None),
+        # how near the camera: the nearest of one kind is the largest box, the farthest the smallest
+        ("the sheep nearest to the camera", None, None, "big"),
+        ("the tram in the foreground", None, None, "big"),
+        ("the cyclist farthest from the viewer", None, None, "small"),
+        ("the yacht in the background", None, None, "small"),
+        ("the goat in the foreground on the right", 1.0, None, None),  # a place on the frame outranks it
     ],
 )
 def test_where_a_description_places_its_thing(text: str, x: float | None, y: float | None, size: str | None) -> None:
@@ -109,3 +115,14 @@ def test_hydra_step_limit_merge_takes_the_placed_patch_of_a_list() -> None:
     assert last_patch_boxes(memory, (300, 300), "the coin at the top right") == [_GRID[2]]
     assert last_patch_boxes(memory, (300, 300), "a coin") == [_GRID[0]]  # no place: the first, as before
     assert last_patch_boxes(memory, (300, 300)) == [_GRID[0]]
+
+
+@pytest.mark.parametrize("text", ["the lamp nearest to the sofa", "the front tyre", "the bench in front of the fountain"])
+def test_nearness_to_another_thing_or_a_front_part_places_nothing(text: str) -> None:
+    assert placement(text) is None
+
+
+def test_the_thing_nearest_the_camera_is_the_largest_of_its_kind() -> None:
+    boxes = [[10, 10, 40, 40], [100, 50, 220, 200], [300, 30, 340, 80]]
+    assert pick(boxes, placement("the cow closest to the camera")) == 1
+    assert pick(boxes, placement("the cow in the background")) == 0

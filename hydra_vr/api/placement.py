@@ -28,6 +28,13 @@ _TALL = {"tall", "taller", "tallest"}
 _RELATION = re.compile(
     r"\b(?:(?:left|right)\s+of|on\s+top\s+of|next\s+to|beside|behind|in\s+front\s+of|above|below|under|underneath|beneath|"
     r"near|between|closest\s+to|nearest\s+to|farthest\s+from)\b")
+# How near the camera ("the boat nearest the camera", "the dog in the foreground"): things of one kind look bigger
+# the nearer they stand, so the nearest is the largest box and the farthest the smallest. The camera is no other
+# thing: "closest to the camera" is this thing's place, "closest to the door" a relation. Bare "nearest" and "at the
+# front" are left alone: "the front wheel", "the nearest to the door".
+_VIEWER = r"(?:the\s+)?(?:camera|viewer|photographer|lens|us|you)\b"
+_NEAR = re.compile(r"\b(?:(?:closest|nearest)(?:\s+to)?\s+" + _VIEWER + r"|in\s+the\s+foreground\b)")
+_FAR = re.compile(r"\b(?:(?:farthest|furthest)(?:\s+(?:from|away\s+from))?\s+" + _VIEWER + r"|in\s+the\s+background\b)")
 # Clothing and things named with a place word.
 _NAMES = re.compile(r"\b(?:tank|crop|tube|halter)\s+tops?\b|\btop\s+hats?\b")
 # Which way it points or faces: a direction, not a place.
@@ -41,7 +48,8 @@ class Placement:
     """What a description says about where its thing lies among others of its kind.
 
     ``x``/``y``: the target in the candidates' spread (0 = leftmost/topmost, 1 = rightmost/bottommost,
-    0.5 = middle), None when that axis is not named; ``size``: "big", "small" or "tall" when no place is.
+    0.5 = middle), None when that axis is not named; ``size``: "big", "small" or "tall" when no place is;
+    how near the camera ("nearest", "in the background") is measured as size: the largest is the nearest.
     """
 
     x: float | None = None
@@ -62,6 +70,12 @@ def _worn_tops(text: str) -> str:
 def placement(text: str) -> Placement | None:
     """The placement ``text`` names, or None ("the woman in the green jacket": none)."""
     low = _worn_tops(_NAMES.sub(" ", _DIRECTION.sub(" ", text.lower())))
+    depth = [(m, kind) for pattern, kind in ((_NEAR, "big"), (_FAR, "small")) if (m := pattern.search(low))]
+    if len(depth) == 1:  # "in the foreground", "at the back": where from the camera, before any other place
+        match, kind = depth[0]
+        low = low[:match.start()] + " " + low[match.end():]
+        if not _RELATION.search(low) and not re.search(r"\b(?:left|right|top|bottom|middle|center|centre)\b", low):
+            return Placement(size=kind, words=tuple(match.group(0).split()))
     if _RELATION.search(low):
         return None
     words = re.findall(r"[a-z]+", low)
