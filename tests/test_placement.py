@@ -126,3 +126,21 @@ def test_the_thing_nearest_the_camera_is_the_largest_of_its_kind() -> None:
     boxes = [[10, 10, 40, 40], [100, 50, 220, 200], [300, 30, 340, 80]]
     assert pick(boxes, placement("the cow closest to the camera")) == 1
     assert pick(boxes, placement("the cow in the background")) == 0
+
+
+@pytest.mark.parametrize(("text", "index"), [
+    ("the second kayak from the left", 3),
+    ("the third lamp post from the right", 3),
+    ("first from the left", 1),
+    ("the fifth bottle from the left", 0),  # fewer candidates than the count: the last one
+])
+def test_a_thing_counted_from_an_edge(text: str, index: int) -> None:
+    boxes = [[60, 0, 70, 10], [0, 0, 10, 10], [40, 0, 50, 10], [20, 0, 30, 10]]  # left to right: 1, 3, 2, 0
+    assert pick(boxes, placement(text)) == index
+
+
+def test_a_count_from_the_top_runs_down_the_column() -> None:
+    boxes = [[0, 80, 10, 90], [0, 0, 10, 10], [0, 40, 10, 50]]
+    assert pick(boxes, placement("the second shelf from the top")) == 2
+    assert pick(boxes, placement("the second shelf from the bottom")) == 2
+    assert pick(boxes, placement("the top shelf")) == 1

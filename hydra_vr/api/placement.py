@@ -35,6 +35,9 @@ _RELATION = re.compile(
 _VIEWER = r"(?:the\s+)?(?:camera|viewer|photographer|lens|us|you)\b"
 _NEAR = re.compile(r"\b(?:(?:closest|nearest)(?:\s+to)?\s+" + _VIEWER + r"|in\s+the\s+foreground\b)")
 _FAR = re.compile(r"\b(?:(?:farthest|furthest)(?:\s+(?:from|away\s+from))?\s+" + _VIEWER + r"|in\s+the\s+background\b)")
+# "the second horse from the left", "the third window from the top": which one counted from an edge (0: the edge's own)
+_RANK = ("first", "second", "third", "fourth", "fifth", "sixth")
+_COUNTED = re.compile(r"\b(" + "|".join(_RANK) + r")\b(?:\s+[a-z]+){0,3}?\s+from\s+(?:the\s+)?(left|right|top|bottom)\b")
 # Clothing and things named with a place word.
 _NAMES = re.compile(r"\b(?:tank|crop|tube|halter)\s+tops?\b|\btop\s+hats?\b")
 # Which way it points or faces: a direction, not a place.
@@ -56,6 +59,7 @@ class Placement:
     y: float | None = None
     size: str | None = None
     words: tuple[str, ...] = ()
+    rank: int = 0  # counted from the edge ``x`` or ``y`` names: 1 is the second from it
 
     def describe(self) -> str:
         return " ".join(self.words)
@@ -70,6 +74,10 @@ def _worn_tops(text: str) -> str:
 def placement(text: str) -> Placement | None:
     """The placement ``text`` names, or None ("the woman in the green jacket": none)."""
     low = _worn_tops(_NAMES.sub(" ", _DIRECTION.sub(" ", text.lower())))
+    if (counted := _COUNTED.search(low)) is not None:  # "the second from the left": one axis, counted from its edge
+        side = counted.group(2)
+        axis = {"x": 0.0 if side == "left" else 1.0} if side in ("left", "right") else {"y": 0.0 if side == "top" else 1.0}
+        return Placement(**axis, words=tuple(counted.group(0).split()), rank=_RANK.index(counted.group(1)))
     depth = [(m, kind) for pattern, kind in ((_NEAR, "big"), (_FAR, "small")) if (m := pattern.search(low))]
     if len(depth) == 1:  # "in the foreground", "at the back": where from the camera, before any other place
         match, kind = depth[0]
@@ -108,6 +116,11 @@ def pick(boxes: Sequence[Sequence[float]], where: Placement) -> int:
             key = [(b[2] - b[0]) * (b[3] - b[1]) for b in boxes]
         best = max(key) if where.size in {"tall", "big"} else min(key)
         return key.index(best)
+
+    if where.rank and (where.x is None) != (where.y is None):  # counted from one edge along one axis
+        a, b, end = (0, 2, where.x) if where.x is not None else (1, 3, where.y)
+        order = sorted(range(len(boxes)), key=lambda i: (boxes[i][a] + boxes[i][b]) * (1 if end == 0.0 else -1))
+        return order[min(where.rank, len(order) - 1)]
 
     def spread(centres: list[float]) -> list[float]:  # each centre's place in the candidates' spread, 0..1
         lo, hi = min(centres), max(centres)
