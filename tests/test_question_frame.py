@@ -144,3 +144,12 @@ def test_an_answer_off_the_category_asked_is_refused_by_wordnet(question: str, a
 def test_a_do_questions_subject_ends_at_its_verb(question: str, subject: str, action: str) -> None:
     frame = parse(question)
     assert (frame.subject, frame.action) == (subject, action)
+
+
+@pytest.mark.parametrize(("question", "subject", "category"), [
+    ("What size is the teapot?", "teapot", "size"),  # a property (WordNet attribute) is asked of the teapot
+    ("Which reptile is on the rock?", "reptile", "reptile"),  # a kind of thing: the thing asked about
+])
+def test_a_property_asked_leaves_the_subject_to_its_thing(question: str, subject: str, category: str) -> None:
+    frame = parse(question)
+    assert (frame.subject, frame.category) == (subject, category)

@@ -392,8 +392,10 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
     # what the question is about: what it looks for, counts, places or names the kind of ("which bird ... on the
     # fence" is about the bird) before any other noun phrase
     named, whole = _subject(text)
+    # "what size is the pizza?": a property is asked of the pizza; "what animal is on the fence?" is about the animal
+    kind_named = category is not None and not wn.partitive(category, ("attribute",))
     subject = (presence.thing if presence else " ".join(count) if count else place.thing if place
-               else knowledge.head if knowledge else category if category else named)
+               else knowledge.head if knowledge else category if kind_named else named)
     whole = whole if subject == named else None
     action = _action(low, subject)
     held = action is not None and wn.holds(action)
