@@ -732,7 +732,7 @@ class KnowledgeAsked:
 
     question: str
     phrase: str
-    head: str
+    head: str | None  # None where the pronoun stands alone ("What is this used for?"): the tools name the thing
     end: int
 
     def naming(self, name: str) -> str:
@@ -764,8 +764,10 @@ def asked_knowledge(question: str) -> KnowledgeAsked | None:
     m = re.search(r"\b(this|these)\s+((?:[a-z]+\s+){0,2}?[a-z]+)" + ahead, q, re.I)
     if not m or m.group(2).lower() in _FUNCTION_WORDS or re.search(_AFTER_THING, m.group(2).lower()):
         return None
-    phrase = m.group(0)
-    return KnowledgeAsked(q, phrase, m.group(2).split()[-1].lower(), m.end())
+    head = m.group(2).split()[-1].lower()
+    if not wn.is_noun(head):  # "What is this used for?": the pronoun stands alone for the thing pictured, named by no word
+        return KnowledgeAsked(q, m.group(1), None, m.start(2) - 1)
+    return KnowledgeAsked(q, m.group(0), head, m.end())
 
 
 def _number(s: str) -> str | None:

@@ -317,6 +317,14 @@ def test_asked_knowledge_leaves_other_questions(question):
     assert asked_knowledge(question) is None
 
 
+@pytest.mark.parametrize("question", ["What is this used for?", "What are these used for?"])
+def test_a_pronoun_standing_alone_names_no_head(question):
+    # the verb after it ("used") is no noun: the tools name the thing pictured, and the name follows the pronoun
+    asked = asked_knowledge(question)
+    assert asked is not None and asked.head is None and asked.phrase in ("this", "these")
+    assert asked.naming("kettle").endswith("(This is a kettle.)" if asked.phrase == "this" else "(These are kettle.)")
+
+
 def test_an_answer_glued_from_tool_replies_around_the_questions_words_is_the_replies():
     q = "What are the two women wearing?"
     assert composed_of("Two women wearingsuitsuit", q, ["suit", "suit"]) == "suit"

@@ -474,7 +474,7 @@ class DescribeVQA:
         search found) at 0.5 or more, with no other kind close to it, else the classifier's first label at
         0.5 or more. None otherwise ("this tower": the classifier's first guess at 0.30; "this animal": cat
         and dog at 0.40 each)."""
-        kinds = set(self._mapper.map(asked.head).classes)
+        kinds = set(self._mapper.map(asked.head).classes) if asked.head else set()  # a bare "this": the main thing
         if kinds:
             found = [o for o in findings["relevant"] if o["label"] in kinds]  # best first
             if not found:  # the detector missed it: find()'s own search, the classifier where it knows the kind
@@ -485,7 +485,7 @@ class DescribeVQA:
         else:
             top = findings["classified"][:1]
             name = top[0][0] if top and top[0][1] >= self.knowledge_score else None
-        if name is None or name.lower() in {asked.head, asked.head.rstrip("s"), "person"}:
+        if name is None or name.lower() in {asked.head, (asked.head or "").rstrip("s"), "person"}:
             return None  # "this cat (cat)", "this woman (person)": nothing the question does not say
         return name
 
