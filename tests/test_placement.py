@@ -36,6 +36,8 @@ from hydra_vr.api.placement import Placement, pick, placement
         ("the cyclist farthest from the viewer", None, None, "small"),
         ("the yacht in the background", None, None, "small"),
         ("the goat in the foreground on the right", 1.0, None, None),  # a place on the frame outranks it
+        ("the nearest tram", None, None, "big"),  # before its noun: nearest to the camera
+        ("the furthest kayak", None, None, "small"),
     ],
 )
 def test_where_a_description_places_its_thing(text: str, x: float | None, y: float | None, size: str | None) -> None:
@@ -117,7 +119,8 @@ def test_hydra_step_limit_merge_takes_the_placed_patch_of_a_list() -> None:
     assert last_patch_boxes(memory, (300, 300)) == [_GRID[0]]
 
 
-@pytest.mark.parametrize("text", ["the lamp nearest to the sofa", "the front tyre", "the bench in front of the fountain"])
+@pytest.mark.parametrize("text", ["the lamp nearest to the sofa", "the lamp nearest the sofa", "the front tyre",
+                                  "the bench in front of the fountain"])
 def test_nearness_to_another_thing_or_a_front_part_places_nothing(text: str) -> None:
     assert placement(text) is None
 

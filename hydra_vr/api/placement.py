@@ -30,11 +30,15 @@ _RELATION = re.compile(
     r"near|between|closest\s+to|nearest\s+to|farthest\s+from)\b")
 # How near the camera ("the boat nearest the camera", "the dog in the foreground"): things of one kind look bigger
 # the nearer they stand, so the nearest is the largest box and the farthest the smallest. The camera is no other
-# thing: "closest to the camera" is this thing's place, "closest to the door" a relation. Bare "nearest" and "at the
-# front" are left alone: "the front wheel", "the nearest to the door".
+# thing: "closest to the camera" is this thing's place, "closest to the door" a relation. "At the front" is left
+# alone: "the front wheel".
 _VIEWER = r"(?:the\s+)?(?:camera|viewer|photographer|lens|us|you)\b"
-_NEAR = re.compile(r"\b(?:(?:closest|nearest)(?:\s+to)?\s+" + _VIEWER + r"|in\s+the\s+foreground\b)")
-_FAR = re.compile(r"\b(?:(?:farthest|furthest)(?:\s+(?:from|away\s+from))?\s+" + _VIEWER + r"|in\s+the\s+background\b)")
+# Before its noun ("the nearest boat") the word says nearest to the camera too; before "to" or "the", another thing.
+_BEFORE_NOUN = r"\b(?!\s+(?:to|from|away|the|a|an|of)\b)(?=\s+[a-z])"
+_NEAR = re.compile(r"\b(?:(?:closest|nearest)(?:\s+to)?\s+" + _VIEWER + r"|in\s+the\s+foreground\b|"
+                   r"(?:closest|nearest)" + _BEFORE_NOUN + ")")
+_FAR = re.compile(r"\b(?:(?:farthest|furthest)(?:\s+(?:from|away\s+from))?\s+" + _VIEWER + r"|in\s+the\s+background\b|"
+                  r"(?:farthest|furthest)" + _BEFORE_NOUN + ")")
 # "the second horse from the left", "the third window from the top": which one counted from an edge (0: the edge's own)
 _RANK = ("first", "second", "third", "fourth", "fifth", "sixth")
 _COUNTED = re.compile(r"\b(" + "|".join(_RANK) + r")\b(?:\s+[a-z]+){0,3}?\s+from\s+(?:the\s+)?(left|right|top|bottom)\b")
