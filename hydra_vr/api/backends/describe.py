@@ -259,6 +259,8 @@ class DescribeVQA:
         if choice_prior not in {"first", None}:
             raise ValueError("describe: choice_prior must be 'first' or null")
         self.ctx = ctx
+        # one parse per question: the findings' helpers each read the frame (a parse is ~25 ms of WordNet lookups)
+        self._frames = functools.lru_cache(maxsize=32)(lambda question: self.ctx.read_question(question))
         self.max_objects = max_objects
         self.classifier_top_k = classifier_top_k
         self.ocr = ocr
@@ -526,7 +528,7 @@ class DescribeVQA:
 
     def _frame(self, question: str) -> Any:
         """The question's frame, where the context reads questions (``ToolContext.read_question``); else None."""
-        return self.ctx.read_question(question) if self.ctx.read_question is not None else None
+        return self._frames(question) if self.ctx.read_question is not None else None
 
     def _count_search(self, image: Image.Image, question: str) -> dict | None:
         """For a count question, find()'s search for what it counts (the frame's ``count``): how many came back and
