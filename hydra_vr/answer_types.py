@@ -766,7 +766,7 @@ def asked_knowledge(question: str) -> KnowledgeAsked | None:
         return None
     head = m.group(2).split()[-1].lower()
     if not wn.is_noun(head):  # "What is this used for?": the pronoun stands alone for the thing pictured, named by no word
-        return KnowledgeAsked(q, m.group(1), None, m.start(2) - 1)
+        return KnowledgeAsked(q, m.group(1), None, m.end(1))
     return KnowledgeAsked(q, m.group(0), head, m.end())
 
 

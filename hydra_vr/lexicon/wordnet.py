@@ -289,6 +289,7 @@ def _parts_of(synset: Any) -> frozenset[Any]:
     return frozenset(out)
 
 
+@functools.cache
 def part_of(part: str, whole: str) -> bool:
     """Whether ``part``'s main noun sense is a part of ``whole`` in one of the whole's senses ("the truck's cab":
     the driver's compartment, not a taxi; "the dog's tongue")."""
