@@ -36,6 +36,8 @@ from hydra_vr.api.placement import Placement, pick, placement
         ("the cyclist farthest from the viewer", None, None, "small"),
         ("the yacht in the background", None, None, "small"),
         ("the goat in the foreground on the right", 1.0, None, None),  # a place on the frame outranks it
+        ("the nearest upper shutter", None, 0.0, None),  # any word of a place, not only left/right/top/bottom
+        ("the leftmost lamp in the background", 0.0, None, None),
         ("the nearest tram", None, None, "big"),  # before its noun: nearest to the camera
         ("the furthest kayak", None, None, "small"),
     ],

@@ -20,6 +20,7 @@ _RIGHT = {"right", "rightmost"}
 _TOP = {"top", "topmost", "upper", "uppermost", "highest"}
 _BOTTOM = {"bottom", "bottommost", "lower", "lowest"}
 _MIDDLE = {"middle", "center", "centre", "central"}
+_PLACE_WORDS = _LEFT | _RIGHT | _TOP | _BOTTOM | _MIDDLE  # a place in the photo: nearness gives way to it
 _BIG = {"big", "bigger", "biggest", "large", "larger", "largest", "huge"}
 _SMALL = {"small", "smaller", "smallest", "little", "tiny"}
 _TALL = {"tall", "taller", "tallest"}
@@ -86,7 +87,7 @@ def placement(text: str) -> Placement | None:
     if len(depth) == 1:  # "in the foreground", "at the back": where from the camera, before any other place
         match, kind = depth[0]
         low = low[:match.start()] + " " + low[match.end():]
-        if not _RELATION.search(low) and not re.search(r"\b(?:left|right|top|bottom|middle|center|centre)\b", low):
+        if not _RELATION.search(low) and not _PLACE_WORDS & set(re.findall(r"[a-z]+", low)):
             return Placement(size=kind, words=tuple(match.group(0).split()))
     if _RELATION.search(low):
         return None
