@@ -161,3 +161,46 @@ def test_the_thing_asked_about_is_searched_for_though_another_thing_it_names_is_
     d, chat = _describe(tb, ["black"])
     d.answer(scene, "What colour is the parasol beside the lady?")
     assert "black" in chat.calls[0].json_schema["properties"]["answer"]["enum"]
+
+
+class _LikeliestOnly(_FindsByName):
+    """A detector that clears its threshold for nothing, and whose likeliest box of the class asked for (below the
+    threshold) is ``box`` (a fake tool: this tests what a colour question presumes, not detection)."""
+
+    def detect(self, image: Image.Image, queries) -> list:
+        return []
+
+    def likeliest(self, image: Image.Image, queries) -> list:
+        from hydra_vr.api.types import Box, Detection
+
+        return [Detection(Box(*self.box), self.name, 0.12, "fake", query=q) for q in queries if q == self.name][:1]
+
+
+def test_a_colour_question_takes_its_thing_as_there() -> None:
+    from hydra_vr.api.toolbox import VisionToolbox
+    from hydra_vr.config import HydraConfig
+
+    tb = VisionToolbox(HydraConfig().vision)
+    tb._backends["detector"] = _LikeliestOnly("frisbee", [296.0, 196.0, 354.0, 254.0])
+    d, chat = _describe(tb, ["yellow"])
+    assert d.answer(_scene(), "What colour is the frisbee?").text == "yellow"
+    enum = chat.calls[0].json_schema["properties"]["answer"]["enum"]
+    assert "yellow" in enum and "blue" not in enum  # the likeliest frisbee's pixels, not the wall's
+    # no likeliest box of the class: the photo's own colours, as before
+    tb._backends["detector"] = _LikeliestOnly("kite", [296.0, 196.0, 354.0, 254.0])
+    d, chat = _describe(tb, ["blue"])
+    d.answer(_scene(), "What colour is the frisbee?")
+    assert "blue" in chat.calls[0].json_schema["properties"]["answer"]["enum"]
+
+
+def test_a_part_question_takes_its_whole_as_there() -> None:
+    from hydra_vr.api.toolbox import VisionToolbox
+    from hydra_vr.config import HydraConfig
+
+    scene = _scene()
+    ImageDraw.Draw(scene).rectangle((300, 200, 312, 212), fill=(250, 120, 190))  # a small pink mark on the disc
+    tb = VisionToolbox(HydraConfig().vision)
+    tb._backends["detector"] = _LikeliestOnly("frisbee", [296.0, 196.0, 354.0, 254.0])
+    d, chat = _describe(tb, ["pink"])
+    d.answer(scene, "What colour is the frisbee's rim?")
+    assert "The question asks about the rim of the frisbee" in chat.calls[0].last_user

@@ -396,13 +396,16 @@ class DescribeVQA:
     def _searched(self, image: Image.Image, question: str) -> dict | None:
         """For a colour question about a thing the detector's listing does not hold ("What colour is the kite?"), the
         best box find()'s own search returns for the frame's subject (the detector asked for it by name, over tiles,
-        then where the classifier sees a kind of it: ``look_for``), with colours measured on that box's object pixels,
-        as a listed object's are. None for a part of a named whole (``_part`` measures it), a patch already cropped to
-        one thing (its own pixels are the thing's), or when the search finds nothing or only the whole patch."""
+        then where the classifier sees a kind of it, else the detector's likeliest box of its class: ``look_for`` with
+        ``presumed``), with colours measured on that box's object pixels, as a listed object's are. None for a part
+        of a named whole (``_part`` measures it), a patch already cropped to one thing (its own pixels are the
+        thing's), or when the search finds nothing or only the whole patch."""
         frame = self._frame(question)
         if frame is None or not frame.subject or frame.whole or is_object_crop(image):
             return None
-        dets, _ = self.ctx.toolbox.look_for(image, frame.subject)
+        # "What colour is the kite?" takes the kite as there (as a referring expression does): where no detection
+        # clears the threshold, the detector's likeliest box of its class beats the whole patch's colours
+        dets, _ = self.ctx.toolbox.look_for(image, frame.subject, presumed=True)
         if not dets or dets[0].box.area >= 0.9 * image.width * image.height:
             return None
         d = dets[0]
@@ -509,8 +512,9 @@ class DescribeVQA:
     def _part(self, image: Image.Image, question: str, dets: Sequence[Any]) -> dict | None:
         """For a colour question about a part of a thing the question names ("the parrot's beak", "the handle of the
         mug": the frame's ``subject`` and ``whole``) that no detection locates itself: the part, the whole and the
-        whole's colours down to :data:`_PART_FLOOR` (:func:`_part_colors`), measured on the whole's best detection,
-        else on the patch where it is a crop (a program's patch of the whole). A part is a small share of its whole,
+        whole's colours down to :data:`_PART_FLOOR` (:func:`_part_colors`), measured on the whole's best detection
+        (its likeliest box, which the question presumes there, where none clears the threshold), else on the patch
+        where it is a crop (a program's patch of the whole). A part is a small share of its whole,
         so the whole's main colours, which the answer is otherwise kept to, leave its own colour out. None otherwise."""
         frame = self._frame(question)
         if frame is None or not frame.whole or not frame.subject:
@@ -520,6 +524,8 @@ class DescribeVQA:
             return None  # the thing asked about is found itself ("the man's bicycle"): its own colours answer
         wholes = set(self._mapper.map(frame.whole).classes)
         found = next((d for d in dets if d.label in wholes), None)
+        if found is None and wholes and not is_object_crop(image):  # the question takes the whole as there too
+            found = next((d for d in self.ctx.toolbox.look_for(image, frame.whole, presumed=True)[0] if d.label in wholes), None)
         if found is None and not is_object_crop(image):
             return None  # the whole is not located either: nothing to measure the part within
         label = found.label if found is not None else frame.whole
