@@ -153,3 +153,22 @@ def test_a_do_questions_subject_ends_at_its_verb(question: str, subject: str, ac
 def test_a_property_asked_leaves_the_subject_to_its_thing(question: str, subject: str, category: str) -> None:
     frame = parse(question)
     assert (frame.subject, frame.category) == (subject, category)
+
+
+@pytest.mark.parametrize(("question", "subject"), [
+    ("Is the bowl empty or full?", "bowl"),  # WordNet knows "empty" and "full" as nouns too
+    ("Is the bridge old or modern?", "bridge"),
+    ("Is the sky bright or dark?", "sky"),
+    ("Is the red kite or the green kite higher?", "red kite"),  # an option that is the phrase itself stays
+])
+def test_a_choice_questions_subject_ends_before_its_options(question: str, subject: str) -> None:
+    assert parse(question).subject == subject
+
+
+@pytest.mark.parametrize(("question", "action"), [
+    ("What colour are the windows of the building?", None),  # the building names a thing
+    ("What colour is the mat the sleeping cat lies on?", None),  # the sleeping cat: which cat, not what the mat does
+    ("What colour is the rug the dog is chewing?", "chewing"),
+])
+def test_an_ing_word_after_a_determiner_is_no_action(question: str, action: str | None) -> None:
+    assert parse(question).action == action

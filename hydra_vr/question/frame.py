@@ -272,9 +272,11 @@ def _action(low: str, subject: str | None) -> str | None:
         return None
     tail = words[words.index(head) + 1:]
     do_question = bool(_DO & set(words[:2]))
-    for w in tail:
+    for before, w in zip([head, *tail], tail):
         if w in _STOP and w not in ("doing", "holding", "wearing"):
             continue
+        if before in ARTICLES or before in POSSESSIVES:
+            continue  # "the building", "the smiling man": an -ing word after a determiner names or describes a thing
         if (do_question and wn.is_verb(w) and not wn.is_adjective(w)) or _progressive(w):
             return w
     return None
@@ -365,6 +367,15 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
     return " ".join(words) or None
 
 
+def _before_options(phrase: str, options: Sequence[str]) -> str:
+    """``phrase`` up to the first of its words (past its first) that opens one of a choice's ``options``: WordNet knows
+    "full" and "modern" as nouns too, so "the cup full or empty" read as one noun phrase. An option that is the phrase
+    itself ("the red car or the blue car") stays."""
+    words, opening = phrase.split(), {o.split()[0] for o in options if o.split()}
+    cut = next((i for i, w in enumerate(words) if i and w in opening), len(words))
+    return " ".join(words[:cut])
+
+
 # WordNet's main sense of "colour" is a paint (colouring material); its American spelling is the attribute
 _US = {"colour": "color"}
 
@@ -392,6 +403,8 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
     # what the question is about: what it looks for, counts, places or names the kind of ("which bird ... on the
     # fence" is about the bird) before any other noun phrase
     named, whole = _subject(text)
+    if spec.kind == "choice" and named:  # "Is the cup full or empty?": the options say what is asked of the cup
+        named = _before_options(named, spec.options)
     # "what size is the pizza?": a property is asked of the pizza; "what animal is on the fence?" is about the animal
     kind_named = category is not None and not wn.partitive(category, ("attribute",))
     subject = (presence.thing if presence else " ".join(count) if count else place.thing if place
