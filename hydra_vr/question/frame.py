@@ -369,7 +369,7 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
 
 def _before_options(phrase: str, options: Sequence[str]) -> str:
     """``phrase`` up to the first of its words (past its first) that opens one of a choice's ``options``: WordNet knows
-    "full" and "modern" as nouns too, so "the cup full or empty" read as one noun phrase. An option that is the phrase
+    "full" and "modern" as nouns too, so "the jug empty or full" read as one noun phrase. An option that is the phrase
     itself ("the red car or the blue car") stays."""
     words, opening = phrase.split(), {o.split()[0] for o in options if o.split()}
     cut = next((i for i, w in enumerate(words) if i and w in opening), len(words))
@@ -403,7 +403,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
     # what the question is about: what it looks for, counts, places or names the kind of ("which bird ... on the
     # fence" is about the bird) before any other noun phrase
     named, whole = _subject(text)
-    if spec.kind == "choice" and named:  # "Is the cup full or empty?": the options say what is asked of the cup
+    if spec.kind == "choice" and named:  # "Is the jug empty or full?": the options say what is asked of the jug
         named = _before_options(named, spec.options)
     # "what size is the pizza?": a property is asked of the pizza; "what animal is on the fence?" is about the animal
     kind_named = category is not None and not wn.partitive(category, ("attribute",))
