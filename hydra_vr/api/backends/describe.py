@@ -524,10 +524,11 @@ class DescribeVQA:
             return None  # the thing asked about is found itself ("the man's bicycle"): its own colours answer
         wholes = set(self._mapper.map(frame.whole).classes)
         found = next((d for d in dets if d.label in wholes), None)
-        if found is None and wholes and not is_object_crop(image):  # the question takes the whole as there too
-            found = next((d for d in self.ctx.toolbox.look_for(image, frame.whole, presumed=True)[0] if d.label in wholes), None)
-        if found is None and not is_object_crop(image):
-            return None  # the whole is not located either: nothing to measure the part within
+        if found is None and not is_object_crop(image):  # the question takes the whole as there too
+            presumed = self.ctx.toolbox.look_for(image, frame.whole, presumed=True)[0] if wholes else []
+            found = next((d for d in presumed if d.label in wholes), None)
+            if found is None:
+                return None  # the whole is not located either: nothing to measure the part within
         label = found.label if found is not None else frame.whole
         colors = _part_colors(image, [int(v) for v in found.box.to_list(0)] if found is not None else None)
         return {"part": frame.subject, "whole": label, "colors": colors} if colors else None
