@@ -84,7 +84,7 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     the question asks about, the one it places is alone."""
     if findings.get("part"):  # a part no tool locates: any colour measured on its whole, the small shares too
         return _with_aliases({share.rsplit(" ", 1)[0] for share in findings["part"]["colors"]})
-    named = [o.get("colors") or [] for o in findings.get("relevant") or []]
+    named = [_chromatic_first(o.get("colors") or [], floor) for o in findings.get("relevant") or []]
     worn = findings.get("worn") or {}
     # "the hair of the woman on the left": her colours, not the other woman's too (a small model gave the other's)
     named += [p.get("colors") or [] for p in worn.get("people", [])[: 1 if worn.get("placed") else None]]
@@ -98,6 +98,22 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
             if i == 0 or float(pct.rstrip("%")) >= 100 * floor:
                 seen.add(name)
     return _with_aliases(seen)
+
+
+_ACHROMATIC = ("black", "white", "gray")
+
+
+def _chromatic_first(shares: list[str], floor: float) -> list[str]:
+    """An object's own colour shares ("black 58%", "blue 38%") with a hue that holds at least ``floor`` of its
+    pixels put before the black, white and gray ones, which then drop out of what an answer is kept to. On an
+    object's own pixels those are mostly shade, highlight and gaps (a blue umbrella in shadow reads black first),
+    and a person names a thing by its hue. Brown stays where it is: it is a thing's own colour (wood, leather) as
+    often as a hue in shade."""
+    if not shares or shares[0].rsplit(" ", 1)[0] not in _ACHROMATIC:
+        return shares
+    hues = [s for s in shares if s.rsplit(" ", 1)[0] not in (*_ACHROMATIC, "brown")
+            and float(s.rsplit(" ", 1)[1].rstrip("%")) >= 100 * floor]
+    return hues + [s for s in shares if s not in hues and s.rsplit(" ", 1)[0] not in _ACHROMATIC] if hues else shares
 
 
 def _with_aliases(seen: set[str]) -> tuple[str, ...]:
