@@ -418,6 +418,18 @@ def test_grounding_to_the_whole_image_after_finding_nothing_is_no_box(photo):
     assert Box(*result.boxes[0]).iou(Box(169, 85, 446, 358)) > 0.9
 
 
+def test_a_list_of_things_the_program_never_looked_for_is_found_and_the_program_run_again(embedded_toolbox, sandbox, photo):
+    # see hydra_vr/agent/program_repair.py: no second program is asked of the reasoner
+    body = ('image_patch = ImagePatch(image)\nfinal_answer = str(len(mugs))')
+    script = RoleScript(reasoner=[code(body)])
+    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), "How many mugs are there?")
+    step = result.steps[0]
+    assert [a.error_kind for a in step.attempts] == ["unbound", None]
+    assert "NameError: name 'mugs'" in step.attempts[0].error
+    assert step.attempts[1].code.startswith("mugs = ImagePatch(image).find('mug')")
+    assert len(script.seen["reasoner"]) == 1  # one program written: the repair asked nothing
+    assert result.answer == "1"
+
 def test_vipergpt_answer_glued_from_simple_query_replies_is_the_replies(embedded_toolbox, sandbox, photo, monkeypatch):
     # the 1.5B's program for a question like "What are the two players wearing?" glued its replies onto the question's words
     def simple_query(self, image, question, box=None, photo_size=None):  # the describe LLM's reply, fixed

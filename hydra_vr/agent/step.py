@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from PIL import Image
 
 from hydra_vr.agent.checks import Evidence, check_answer, rewrite, run_check, run_checks
+from hydra_vr.agent.program_repair import bind_unbound_thing
 from hydra_vr.agent.rewrites import same_box
 from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import is_failure_answer
@@ -111,6 +112,11 @@ def run_step(
             gave_up = True  # the fallback program (no find) runs instead of more rewrites
             break
         program = runner.run(code, image_path)
+        repaired = bind_unbound_thing(code, program.error) if program.error_kind == "runtime" else None
+        if repaired is not None:  # "umbrellas" read, never found: bound to find("umbrella") and run again at once
+            attempts.append(Attempt(code, False, "unbound", f"{program.error}\nRepaired: {repaired[1]}"))
+            code = repaired[0]
+            program = runner.run(code, image_path)
         missing = (_no_box(program) or _whole_image_on_nothing(program, size) or _made_up_box(program, code)) \
             if needs_box and program.ok else None
         if missing:

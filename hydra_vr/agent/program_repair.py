@@ -1,0 +1,69 @@
+"""A repair of a program that died on a list of things it never looked for, with the reason the trace keeps.
+
+A small reasoner often passes a list of things it never looked for: ``get_patch_closest_to_anchor_object(umbrellas,
+person)`` with no ``umbrellas = image_patch.find("umbrella")`` before it. The program then dies on a NameError, and
+told so, the 1.5B wrote the same program again (the step's ``same`` refusal). A name that is never bound in the
+program and that is the plural of a noun (WordNet) can only mean the things of that noun in the image: where the
+program dies on it, the repair binds it to ``ImagePatch(image).find(<singular>)`` before the first line and runs it
+again, without another call to the reasoner.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from hydra_vr.lexicon import wordnet as wn
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the program binds: assignments, loop and comprehension targets, definitions and their
+    arguments, imports, ``with ... as``, ``except ... as``."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+_NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
+
+
+def unbound_thing(code: str, error: str) -> tuple[str, str] | None:
+    """(name, the noun it is the plural of) where ``error`` is a NameError of a name that ``code`` never binds and that
+    WordNet reads as the plural of a noun ("umbrellas" -> umbrella); None otherwise (a name bound somewhere in the
+    program, an earlier step's or not, is left alone, and so is a name that is no plural: a made-up helper)."""
+    m = _NAME_ERROR.search(error or "")
+    if m is None:
+        return None
+    name = m.group(1)
+    try:
+        bound = _bound_names(ast.parse(code))
+    except SyntaxError:
+        return None
+    noun = wn.singular(name)
+    if name in bound or not name.isalpha() or noun == name or not wn.is_noun(noun):
+        return None
+    return name, noun
+
+
+def bind_unbound_thing(code: str, error: str) -> tuple[str, str] | None:
+    """``code`` with a first line binding its :func:`unbound_thing` to what find() returns for the noun, and why;
+    None where ``error`` names no such thing."""
+    found = unbound_thing(code, error)
+    if found is None:
+        return None
+    name, noun = found
+    line = f"{name} = ImagePatch(image).find({noun!r})"
+    return f"{line}\n{code}", f"the program reads {name!r} without defining it: bound first as `{line}`"
+
+
+__all__ = ["bind_unbound_thing", "unbound_thing"]
