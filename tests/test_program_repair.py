@@ -27,3 +27,12 @@ def test_other_unknown_names_are_left_to_the_reasoner(body: str, name: str) -> N
     assert unbound_thing(body, _ERR.format(name)) is None
     assert unbound_thing("final_answer = kites[0]", "ZeroDivisionError: division by zero") is None
 
+
+
+def test_a_patch_method_called_bare_is_the_whole_images() -> None:
+    body = "gears = find('gear')\nfinal_answer = str(len(gears))"
+    fixed, why = bind_unbound_thing(body, "line 1: gears = find('gear') | NameError: name 'find' is not defined")
+    assert fixed.splitlines()[0] == "find = ImagePatch(image).find" and "'find' without defining it" in why
+    # a helper of its own the program defines is no patch method called bare
+    assert bind_unbound_thing("def find(x):\n    return []\nfinal_answer = find('y')",
+                              "NameError: name 'find' is not defined") is None

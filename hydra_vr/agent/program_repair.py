@@ -5,7 +5,8 @@ person)`` with no ``umbrellas = image_patch.find("umbrella")`` before it. The pr
 told so, the 1.5B wrote the same program again (the step's ``same`` refusal). A name that is never bound in the
 program and that is the plural of a noun (WordNet) can only mean the things of that noun in the image: where the
 program dies on it, the repair binds it to ``ImagePatch(image).find(<singular>)`` before the first line and runs it
-again, without another call to the reasoner.
+again, without another call to the reasoner. Likewise a patch method called bare (``find("gear")``, no patch before
+it) is the whole image's.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
+from hydra_vr.api.operations import patch_methods
 from hydra_vr.lexicon import wordnet as wn
 
 
@@ -37,6 +39,18 @@ def _bound_names(tree: ast.AST) -> set[str]:
 _NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
 
 
+def _unbound_method(code: str, error: str) -> str | None:
+    """The ``ImagePatch`` method ``code`` calls bare (``find("x")`` for ``image_patch.find("x")``), where ``error`` is
+    its NameError and the program binds no such name; None otherwise."""
+    m = _NAME_ERROR.search(error or "")
+    if m is None or m.group(1) not in patch_methods():
+        return None
+    try:
+        return None if m.group(1) in _bound_names(ast.parse(code)) else m.group(1)
+    except SyntaxError:
+        return None
+
+
 def unbound_thing(code: str, error: str) -> tuple[str, str] | None:
     """(name, the noun it is the plural of) where ``error`` is a NameError of a name that ``code`` never binds and that
     WordNet reads as the plural of a noun ("umbrellas" -> umbrella); None otherwise (a name bound somewhere in the
@@ -56,13 +70,16 @@ def unbound_thing(code: str, error: str) -> tuple[str, str] | None:
 
 
 def bind_unbound_thing(code: str, error: str) -> tuple[str, str] | None:
-    """``code`` with a first line binding its :func:`unbound_thing` to what find() returns for the noun, and why;
-    None where ``error`` names no such thing."""
-    found = unbound_thing(code, error)
-    if found is None:
+    """``code`` with a first line binding its :func:`unbound_thing` to what find() returns for the noun, or a patch
+    method it called bare to the whole image's, and why; None where ``error`` names neither."""
+    method = _unbound_method(code, error)
+    found = unbound_thing(code, error) if method is None else None
+    if method is not None:  # a method called bare asks it of the whole image
+        name, line = method, f"{method} = ImagePatch(image).{method}"
+    elif found is not None:
+        name, line = found[0], f"{found[0]} = ImagePatch(image).find({found[1]!r})"
+    else:
         return None
-    name, noun = found
-    line = f"{name} = ImagePatch(image).find({noun!r})"
     return f"{line}\n{code}", f"the program reads {name!r} without defining it: bound first as `{line}`"
 
 
