@@ -39,11 +39,10 @@ def _bound_names(tree: ast.AST) -> set[str]:
 _NAME_ERROR = re.compile(r"NameError: name '(\w+)' is not defined")
 
 
-def _unbound_method(code: str, error: str) -> str | None:
-    """The ``ImagePatch`` method ``code`` calls bare (``find("x")`` for ``image_patch.find("x")``), where ``error`` is
-    its NameError and the program binds no such name; None otherwise."""
+def _unbound_name(code: str, error: str) -> str | None:
+    """The name ``error`` says is not defined, where ``code`` parses and binds it nowhere; None otherwise."""
     m = _NAME_ERROR.search(error or "")
-    if m is None or m.group(1) not in patch_methods():
+    if m is None:
         return None
     try:
         return None if m.group(1) in _bound_names(ast.parse(code)) else m.group(1)
@@ -53,28 +52,21 @@ def _unbound_method(code: str, error: str) -> str | None:
 
 def unbound_thing(code: str, error: str) -> tuple[str, str] | None:
     """(name, the noun it is the plural of) where ``error`` is a NameError of a name that ``code`` never binds and that
-    WordNet reads as the plural of a noun ("umbrellas" -> umbrella); None otherwise (a name bound somewhere in the
-    program, an earlier step's or not, is left alone, and so is a name that is no plural: a made-up helper)."""
-    m = _NAME_ERROR.search(error or "")
-    if m is None:
-        return None
-    name = m.group(1)
-    try:
-        bound = _bound_names(ast.parse(code))
-    except SyntaxError:
+    WordNet reads as the plural of a noun ("umbrellas" -> umbrella); None otherwise (a name the program binds
+    somewhere, or one that is no plural: a made-up helper, a singular whose one thing is unknown)."""
+    name = _unbound_name(code, error)
+    if name is None or not name.isalpha():
         return None
     noun = wn.singular(name)
-    if name in bound or not name.isalpha() or noun == name or not wn.is_noun(noun):
-        return None
-    return name, noun
+    return (name, noun) if noun != name and wn.is_noun(noun) else None
 
 
 def bind_unbound_thing(code: str, error: str) -> tuple[str, str] | None:
     """``code`` with a first line binding its :func:`unbound_thing` to what find() returns for the noun, or a patch
     method it called bare to the whole image's, and why; None where ``error`` names neither."""
-    method = _unbound_method(code, error)
-    found = unbound_thing(code, error) if method is None else None
-    if method is not None:  # a method called bare asks it of the whole image
+    method = _unbound_name(code, error)
+    found = unbound_thing(code, error)
+    if method is not None and method in patch_methods():  # a method called bare asks it of the whole image
         name, line = method, f"{method} = ImagePatch(image).{method}"
     elif found is not None:
         name, line = found[0], f"{found[0]} = ImagePatch(image).find({found[1]!r})"
