@@ -33,6 +33,12 @@ def test_brown_is_no_shade_of_a_hue() -> None:
     assert _chromatic_first(["brown 50%", "red 30%", "black 20%"], 0.2) == ["brown 50%", "red 30%", "black 20%"]
 
 
+def test_a_garment_worn_is_named_by_its_hue_too() -> None:
+    people = [{"person": [0, 0, 50, 100], "colors": ["black 52%", "red 31%"]}]
+    seen = _colors_seen({"relevant": [], "worn": {"people": people, "placed": True}})
+    assert "red" in seen and "black" not in seen
+
+
 def test_colours_measured_off_the_named_thing_are_left_as_they_are() -> None:
     # the whole patch's colours (no object named): mostly backdrop, no reason to prefer its hue
     seen = _colors_seen({"relevant": [], "colors": ["gray 50%", "blue 30%"]})

@@ -87,8 +87,8 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     named = [_chromatic_first(o.get("colors") or [], floor) for o in findings.get("relevant") or []]
     worn = findings.get("worn") or {}
     # "the hair of the woman on the left": her colours, not the other woman's too (a small model gave the other's)
-    named += [p.get("colors") or [] for p in worn.get("people", [])[: 1 if worn.get("placed") else None]]
-    named += [s.get("colors") or [] for s in findings.get("shapes") or []]
+    named += [_chromatic_first(p.get("colors") or [], floor) for p in worn.get("people", [])[: 1 if worn.get("placed") else None]]
+    named += [_chromatic_first(s.get("colors") or [], floor) for s in findings.get("shapes") or []]
     if findings.get("background") or not any(named):
         named = [findings.get("subject_colors") or findings.get("colors") or []]
     seen = set()
@@ -104,7 +104,7 @@ _ACHROMATIC = ("black", "white", "gray")
 
 
 def _chromatic_first(shares: list[str], floor: float) -> list[str]:
-    """An object's own colour shares ("black 58%", "blue 38%") with a hue that holds at least ``floor`` of its
+    """A thing's own colour shares (an object's, a worn garment's, a shape's) ("black 58%", "blue 38%") with a hue that holds at least ``floor`` of its
     pixels put before the black, white and gray ones, which then drop out of what an answer is kept to. On an
     object's own pixels those are mostly shade, highlight and gaps (a blue umbrella in shadow reads black first),
     and a person names a thing by its hue. Brown stays where it is: it is a thing's own colour (wood, leather) as
