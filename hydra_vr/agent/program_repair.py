@@ -1,7 +1,7 @@
 """A repair of a program that died on a list of things it never looked for, with the reason the trace keeps.
 
-A small reasoner often passes a list of things it never looked for: ``get_patch_closest_to_anchor_object(umbrellas,
-person)`` with no ``umbrellas = image_patch.find("umbrella")`` before it. The program then dies on a NameError, and
+A small reasoner often passes a list of things it never looked for: ``get_patch_closest_to_anchor_object(kites, boy)``
+with no ``kites = image_patch.find("kite")`` before it. The program then dies on a NameError, and
 told so, the 1.5B wrote the same program again (the step's ``same`` refusal). A name that is never bound in the
 program and that is the plural of a noun (WordNet) can only mean the things of that noun in the image: where the
 program dies on it, the repair binds it to ``ImagePatch(image).find(<singular>)`` before the first line and runs it
@@ -52,7 +52,7 @@ def _unbound_name(code: str, error: str) -> str | None:
 
 def unbound_thing(code: str, error: str) -> tuple[str, str] | None:
     """(name, the noun it is the plural of) where ``error`` is a NameError of a name that ``code`` never binds and that
-    WordNet reads as the plural of a noun ("umbrellas" -> umbrella); None otherwise (a name the program binds
+    WordNet reads as the plural of a noun ("kites" -> kite); None otherwise (a name the program binds
     somewhere, or one that is no plural: a made-up helper, a singular whose one thing is unknown)."""
     name = _unbound_name(code, error)
     if name is None or not name.isalpha():

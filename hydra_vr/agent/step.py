@@ -113,7 +113,7 @@ def run_step(
             break
         program = runner.run(code, image_path)
         repaired = bind_unbound_thing(code, program.error) if program.error_kind == "runtime" else None
-        if repaired is not None:  # "umbrellas" read, never found: bound to find("umbrella") and run again at once
+        if repaired is not None:  # "kites" read, never found: bound to find("kite") and run again at once
             attempts.append(Attempt(code, False, "unbound", f"{program.error}\nRepaired: {repaired[1]}"))
             code = repaired[0]
             program = runner.run(code, image_path)

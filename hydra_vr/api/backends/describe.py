@@ -106,7 +106,7 @@ _ACHROMATIC = ("black", "white", "gray")
 def _chromatic_first(shares: list[str], floor: float) -> list[str]:
     """A thing's own colour shares (an object's, a worn garment's, a shape's) ("black 58%", "blue 38%") with a hue that holds at least ``floor`` of its
     pixels put before the black, white and gray ones, which then drop out of what an answer is kept to. On an
-    object's own pixels those are mostly shade, highlight and gaps (a blue umbrella in shadow reads black first),
+    object's own pixels those are mostly shade, highlight and gaps (a green kite against the light reads black first),
     and a person names a thing by its hue. Brown stays where it is: it is a thing's own colour (wood, leather) as
     often as a hue in shade."""
     if not shares or shares[0].rsplit(" ", 1)[0] not in _ACHROMATIC:
