@@ -422,7 +422,7 @@ def test_a_list_of_things_the_program_never_looked_for_is_found_and_the_program_
     # see hydra_vr/agent/program_repair.py: no second program is asked of the reasoner
     body = ('image_patch = ImagePatch(image)\nfinal_answer = str(len(mugs))')
     script = RoleScript(reasoner=[code(body)])
-    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), "How many mugs are there?")
+    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), "How many mugs sit on the table here?")
     step = result.steps[0]
     assert [a.error_kind for a in step.attempts] == ["unbound", None]
     assert "NameError: name 'mugs'" in step.attempts[0].error
