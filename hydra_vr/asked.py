@@ -57,4 +57,15 @@ class LightAsked:
         return self.measure == "sky" and {a for a, _ in self.claims} <= {"yes", "no"}
 
 
-__all__ = ["FocusAsked", "LightAsked", "PlaceAsked"]
+@dataclass(frozen=True)
+class OrientationAsked:
+    """A question about which way up a thing is ("Is the label upside down?", "Is the page upright or upside
+    down?"): ``claims`` gives the pole each answer claims, "upside down" or "upright"."""
+
+    claims: tuple[tuple[str, str], ...]
+
+    def claim(self, answer: str) -> str | None:
+        return dict(self.claims).get(answer)
+
+
+__all__ = ["FocusAsked", "LightAsked", "OrientationAsked", "PlaceAsked"]

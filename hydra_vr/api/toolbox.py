@@ -25,6 +25,7 @@ from PIL import Image
 from hydra_vr.api import colors as color_ops
 from hydra_vr.api import focus as focus_ops
 from hydra_vr.api import light as light_ops
+from hydra_vr.api import orientation as orientation_ops
 from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import size as size_ops
 from hydra_vr.api import text_layout
@@ -373,7 +374,7 @@ class VisionToolbox:
                   photo_size: Sequence[int] | None = None) -> Answer | None:
         """The answer the boxes or pixels give, before any VQA backend: where a thing lies (``api.where``),
         how sharp a part of the whole photo is (``api.focus``), the whole photo's light (``api.light``: day or
-        night, a clear sky); None when they do not decide."""
+        night, a clear sky), which way up its text is (``api.orientation``); None when they do not decide."""
         frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
         placed = (where_ops.answer_place(self.look_for, image, frame.place, box.to_list(None) if box else None, photo_size)
                   if frame is not None and frame.place is not None else None)
@@ -387,6 +388,11 @@ class VisionToolbox:
                if frame is not None and frame.light is not None and box is None else None)
         if lit is not None:
             return Answer(text=lit[0], source="light", evidence=lit[1])
+        ocr = self.backend("ocr") if frame is not None and frame.orientation is not None and self.has("ocr") else None
+        oriented = (orientation_ops.answer_orientation(ocr.line_orientations(image), frame.orientation)
+                    if ocr is not None and hasattr(ocr, "line_orientations") else None)
+        if oriented is not None:
+            return Answer(text=oriented[0], source="orientation", evidence=oriented[1])
         return self._sized(question, box, photo_size)
 
     @staticmethod

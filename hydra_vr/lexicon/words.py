@@ -65,9 +65,15 @@ FOCUS_POLES = {**{w: "sharp" for w in _SHARP}, **{w: "blurry" for w in _BLURRY}}
 FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
 # Any focus word in a text, the longest first, so that "out of focus" is read whole.
 FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), key=len, reverse=True)) + r")\b")
+# Words of a thing's orientation, by the pole they name: text on it is read one way up or the other.
+_UPSIDE_DOWN = ("upside down", "upside-down", "inverted", "flipped")
+_UPRIGHT = ("upright", "right side up", "right way up", "the right way up", "the right way round", "normal")
+ORIENTATION_POLES = {**{w: "upside down" for w in _UPSIDE_DOWN}, **{w: "upright" for w in _UPRIGHT}}
+# the words that ask about it in a yes/no ("Is the label upside down?"): "upright" alone stands for a posture too
+ORIENTATION_ONLY = re.compile(r"\b(upside[ -]down|inverted|right (?:side|way) up)\b")
 # What lies behind the subject: a question about these asks about the photo's background.
 BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
 
 
-__all__ = ["ARTICLES", "BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "PHRASE_CUT", "REGION_NOUNS", "one_of",
-           "phrase_end", "photo_nouns"]
+__all__ = ["ARTICLES", "BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "ORIENTATION_ONLY",
+           "ORIENTATION_POLES", "PHRASE_CUT", "REGION_NOUNS", "one_of", "phrase_end", "photo_nouns"]

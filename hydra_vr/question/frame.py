@@ -14,9 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hydra_vr import answer_types as at
-from hydra_vr.asked import FocusAsked, LightAsked, PlaceAsked
+from hydra_vr.asked import FocusAsked, LightAsked, OrientationAsked, PlaceAsked
 from hydra_vr.lexicon import wordnet as wn
-from hydra_vr.lexicon.words import ARTICLES, BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, POSSESSIVES, REGION_NOUNS, photo_nouns
+from hydra_vr.lexicon.words import (ARTICLES, BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, ORIENTATION_ONLY,
+                                    ORIENTATION_POLES, POSSESSIVES, REGION_NOUNS, photo_nouns)
 
 # Words that ask which kind ("what kind of bird"): the noun after "of" is the category.
 _KIND_WORDS = ("kind", "type", "sort", "species", "breed", "variety", "make", "model", "brand")
@@ -96,6 +97,25 @@ def asked_light(text: str, spec: at.AnswerSpec, subject: str | None) -> LightAsk
     return LightAsked("time" if named[0][1] in ("day", "night") else "sky", named)
 
 
+def asked_orientation(text: str, spec: at.AnswerSpec) -> OrientationAsked | None:
+    """The :class:`OrientationAsked` of a yes/no with a word that asks which way up ("Is the sign upside down?": yes
+    claims upside down, no upright; "Is it the right way up?" the other way round) or of a choice between the two
+    ("upright or upside down?"); None otherwise and for a negated yes/no."""
+    low = text.lower()
+    if spec.kind == "choice":
+        # an option may carry the subject's words before its own ("the page upright or upside down": "page upright")
+        claims = tuple((o, next((p for w, p in ORIENTATION_POLES.items() if o == w or o.endswith(" " + w)), None))
+                       for o in spec.options)
+        if {p for _, p in claims} != {"upside down", "upright"}:
+            return None
+        return OrientationAsked(tuple((o, str(p)) for o, p in claims))
+    said = ORIENTATION_ONLY.findall(low)
+    if spec.kind != "yesno" or len({ORIENTATION_POLES[w] for w in said}) != 1 or _NEGATION.search(low):
+        return None
+    pole = ORIENTATION_POLES[said[0]]
+    return OrientationAsked((("yes", pole), ("no", "upright" if pole == "upside down" else "upside down")))
+
+
 # the words of "Is this photo blurry?" besides the photo's own noun: what is left names no thing
 _FOCUS_FRAME = frozenset({"is", "are", "was", "the", "this", "that", "a", "an", "it", "or", "whole", "entire", "image's",
                           "overall", "very", "quite", "too", "at", "all", "taken", "shot"})
@@ -123,6 +143,7 @@ class QuestionFrame:
     - ``place``: the options of a place question ("left or right of the photo").
     - ``focus``: what a question about focus asks of which region ("Is the background blurry?").
     - ``light``: what a question about the photo's light asks ("by day or at night?", "Is it snowing?").
+    - ``orientation``: a question of which way up a thing is ("Is the label upside down?").
     - ``knowledge``: a question about what is known of "this <thing>".
     - ``reading``: the question asks for text read off the image.
     - ``reason``: the question asks why (a cause or a purpose is the answer).
@@ -144,6 +165,7 @@ class QuestionFrame:
     place: PlaceAsked | None = None
     focus: FocusAsked | None = None
     light: LightAsked | None = None
+    orientation: OrientationAsked | None = None
     knowledge: at.KnowledgeAsked | None = None
     reading: bool = False
     reason: bool = False
@@ -182,6 +204,8 @@ class QuestionFrame:
             out["focus"] = {"region": self.focus.region, "claims": dict(self.focus.claims)}
         if self.light:
             out["light"] = {"measure": self.light.measure, "claims": dict(self.light.claims)}
+        if self.orientation:
+            out["orientation"] = dict(self.orientation.claims)
         if self.knowledge:
             out["knowledge"] = {"thing": self.knowledge.phrase, "head": self.knowledge.head}
         return out
@@ -428,6 +452,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         place=place,
         focus=asked_focus(text, spec),
         light=asked_light(text, spec, subject),
+        orientation=asked_orientation(text, spec),
         knowledge=knowledge,
         reading=at.asks_to_read(text),
         reason=bool(_REASON.search(low)),

@@ -67,6 +67,22 @@ class RapidOCRReader:
         return [r for r in regions if r.score >= self.sure_score or any(_beside(r.box, s.box) for s in sure)]
 
 
+    def line_orientations(self, image: Image.Image, min_score: float = 0.8) -> list[tuple[str, bool]]:
+        """(text, read upside down) of each sure line of ``image`` (recognised at ``sure_score`` or more) whose
+        direction PP-OCR's text-line classifier gives with ``min_score`` or more: it tells a line turned half a
+        turn, and the recogniser reads the line after turning it back. [] where no line qualifies."""
+        self.load()
+        engine = self._engine
+        img, op_record = engine.preprocess_img(engine.load_img(np.asarray(image.convert("RGB"))))
+        try:  # the pipeline's own steps: its output keeps the text but not the classifier's verdicts
+            _det, cls, rec, _crops = engine.run_ocr_steps(img, op_record)
+        except Exception:  # rapidocr raises its own error where no text line is detected
+            return []
+        verdicts, texts, scores = cls.cls_res or [], rec.txts or (), rec.scores or ()
+        return [(text.strip(), label == "180") for (label, score), text, sure in zip(verdicts, texts, scores)
+                if float(score) >= min_score and float(sure) >= self.sure_score and text.strip()]
+
+
 def _beside(a: Box, b: Box) -> bool:
     """True when line ``a`` lies within one and a half line heights above or below line ``b``, overlapping it
     across: a line of the same block of text."""
