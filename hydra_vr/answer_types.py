@@ -29,7 +29,7 @@ from typing import Any, Literal
 from hydra_vr import gazetteer
 from hydra_vr.asked import PlaceAsked
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
-from hydra_vr.lexicon.words import GENERIC_NOUNS, POSSESSIVES, photo_nouns
+from hydra_vr.lexicon.words import GENERIC_NOUNS, photo_nouns
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
 
@@ -187,30 +187,15 @@ def counted_thing(question: str) -> Counted | None:
     words = _words(question)
     if len(words) < 3 or words[:2] != ["how", "many"]:
         return None
-    start = 2
-    if words[2] == "of" and len(words) > 4 and (words[3] in _ARTICLES or words[3] in POSSESSIVES):
-        # "how many of the cat's whiskers", "how many of her rings": the thing counted follows the determiner and
-        # any owner's name
-        start = 5 if words[4].endswith(("'s", "s'")) else 4
-    phrase = tuple(itertools.takewhile(lambda w: w not in _COUNT_PHRASE_END, words[start:]))
-
-    def plural(word: str) -> bool:
-        return wn.singular(word) != word
-
+    phrase = tuple(itertools.takewhile(lambda w: w not in _COUNT_PHRASE_END, words[2:]))
     # "how many towers stand around ...": after a plural noun, a word that can be a verb is the verb (a compound
-    # noun's modifier is singular: "bus stops", "wine glasses"). A noun whose plural is itself ("sheep", "deer")
-    # is the counted thing where no plural noun follows it: "how many" asks for a plural.
-    def compound(i: int) -> list[str]:  # the nouns from phrase[i] on that may still belong to one compound noun
-        return list(itertools.takewhile(wn.is_noun, phrase[i:]))
-
-    cut = next((i for i in range(1, len(phrase)) if wn.is_verb(phrase[i]) and not phrase[i].endswith("s")
-                and (plural(phrase[i - 1]) or not any(plural(w) for w in compound(i)))), len(phrase))
+    # noun's modifier is singular: "bus stops", "wine glasses")
+    cut = next((i for i in range(1, len(phrase)) if wn.singular(phrase[i - 1]) != phrase[i - 1] and wn.is_verb(phrase[i])
+                and not phrase[i].endswith("s")), len(phrase))
     phrase = phrase[:cut]
     if not phrase:
         return None
-    others = words[2:start] + words[start + len(phrase):]  # the owner of "how many of the cat's whiskers" too
-    rest = tuple(_stem(w.removesuffix("'s").removesuffix("'")) for w in others
-                 if w not in _FUNCTION_WORDS and w not in _COUNT_PHRASE_END and w not in POSSESSIVES)
+    rest = tuple(_stem(w) for w in words[2 + len(phrase):] if w not in _FUNCTION_WORDS and w not in _COUNT_PHRASE_END)
     return Counted(tuple(_stem(w) for w in phrase if w not in COLOR_WORDS), rest, phrase)
 
 
