@@ -73,10 +73,10 @@ class RapidOCRReader:
         turn, and the recogniser reads the line after turning it back. [] where no line qualifies."""
         self.load()
         engine = self._engine
-        img, op_record = engine.preprocess_img(engine.load_img(np.asarray(image.convert("RGB"))))
         try:  # the pipeline's own steps: its output keeps the text but not the classifier's verdicts
+            img, op_record = engine.preprocess_img(engine.load_img(np.asarray(image.convert("RGB"))))
             _det, cls, rec, _crops = engine.run_ocr_steps(img, op_record)
-        except Exception:  # rapidocr raises its own error where no text line is detected
+        except Exception:  # rapidocr raises its own error where no text line is detected (or lacks these steps)
             return []
         verdicts, texts, scores = cls.cls_res or [], rec.txts or (), rec.scores or ()
         return [(text.strip(), label == "180") for (label, score), text, sure in zip(verdicts, texts, scores)
