@@ -66,7 +66,6 @@ class RapidOCRReader:
         sure = [r for r in regions if r.score >= self.sure_score]
         return [r for r in regions if r.score >= self.sure_score or any(_beside(r.box, s.box) for s in sure)]
 
-
     def line_orientations(self, image: Image.Image, min_score: float = 0.8) -> list[tuple[str, bool]]:
         """(text, read upside down) of each sure line of ``image`` (recognised at ``sure_score`` or more) whose
         direction PP-OCR's text-line classifier gives with ``min_score`` or more: it tells a line turned half a
