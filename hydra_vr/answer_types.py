@@ -29,7 +29,7 @@ from typing import Any, Literal
 from hydra_vr import gazetteer
 from hydra_vr.asked import PlaceAsked
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
-from hydra_vr.lexicon.words import GENERIC_NOUNS, photo_nouns
+from hydra_vr.lexicon.words import GENERIC_NOUNS, POSSESSIVES, photo_nouns
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
 
@@ -555,6 +555,14 @@ def _strip(words: list[str]) -> str:
     return " ".join(words)
 
 
+def _mostly_noun(word: str) -> bool:
+    """Whether WordNet knows ``word`` mostly as a noun: more noun senses than adjective ones, and none as an adverb
+    ("car", "sign", "metal"; not "dark", "red", "half")."""
+    w = wn.wordnet()
+    return (word not in COLOR_WORDS and not w.synsets(word, "r")
+            and len(w.synsets(word, "n")) > len(w.synsets(word, "a")) + len(w.synsets(word, "s")))
+
+
 def _named_options(question: str) -> tuple[str, ...] | None:
     """("left", "right") for "... on the left or the right?"; None without an "A or B" in it.
 
@@ -605,6 +613,11 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             j -= 1
         if not group:
             break
+        if not items and len(group) > 1 and j == 1 and tokens[0] in _AUX \
+                and (tokens[j] in _ARTICLES or tokens[j] in POSSESSIVES) and _mostly_noun(group[0]):
+            # "is the car red or dark blue": the noun of the question's own "the" is the subject, not the option ("in
+            # the top left or the top right" keeps its words: that "the" is a place's)
+            group = group[1:]
         items.insert(0, group)
         while j >= 0 and tokens[j] in _ARTICLES and j > 0 and tokens[j - 1] == ",":
             j -= 1  # "the bus, THE car or the bike"

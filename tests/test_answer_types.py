@@ -26,6 +26,12 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
         ("Is the man in front of or behind the car?", "choice", ("front", "behind")),
         ("Is the motorcycle red, blue, or green?", "choice", ("red", "blue", "green")),
         ("Is the shirt dark blue or light blue?", "choice", ("dark blue", "light blue")),
+        # a last option of two words: the noun right after the article is the subject, not part of the first option
+        ("Is the van white or pale green?", "choice", ("white", "pale green")),
+        ("Is the gate open or half shut?", "choice", ("open", "half shut")),
+        ("Is the sign upright or upside down?", "choice", ("upright", "upside down")),
+        ("Is the kettle half full or almost empty?", "choice", ("half full", "almost empty")),
+        ("Is the lamp in the top left or the top right?", "choice", ("top left", "top right")),  # a place's "the"
         ("Which is bigger, the bus or the car?", "choice", ("bus", "car")),
         ("Who is taller, the man or the woman?", "choice", ("man", "woman")),
         ("Which way is the scooter facing, left or right?", "choice", ("left", "right")),
