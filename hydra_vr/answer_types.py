@@ -555,14 +555,6 @@ def _strip(words: list[str]) -> str:
     return " ".join(words)
 
 
-def _mostly_noun(word: str) -> bool:
-    """Whether WordNet knows ``word`` mostly as a noun: more noun senses than adjective ones, and none as an adverb
-    ("car", "sign", "metal"; not "dark", "red", "half")."""
-    w = wn.wordnet()
-    return (word not in COLOR_WORDS and not w.synsets(word, "r")
-            and len(w.synsets(word, "n")) > len(w.synsets(word, "a")) + len(w.synsets(word, "s")))
-
-
 def _named_options(question: str) -> tuple[str, ...] | None:
     """("left", "right") for "... on the left or the right?"; None without an "A or B" in it.
 
@@ -613,8 +605,8 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             j -= 1
         if not group:
             break
-        if not items and len(group) > 1 and j == 1 and tokens[0] in _AUX \
-                and (tokens[j] in _ARTICLES or tokens[j] in POSSESSIVES) and _mostly_noun(group[0]):
+        if (not items and len(group) > 1 and j == 1 and tokens[0] in _AUX and (tokens[j] in _ARTICLES or tokens[j] in POSSESSIVES)
+                and group[0] not in COLOR_WORDS and wn.mostly_noun(group[0])):
             # "is the car red or dark blue": the noun of the question's own "the" is the subject, not the option ("in
             # the top left or the top right" keeps its words: that "the" is a place's)
             group = group[1:]

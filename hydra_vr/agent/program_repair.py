@@ -55,21 +55,28 @@ def unbound_thing(code: str, error: str) -> tuple[str, str] | None:
     WordNet reads as the plural of a noun ("kites" -> kite); None otherwise (a name the program binds
     somewhere, or one that is no plural: a made-up helper, a singular whose one thing is unknown)."""
     name = _unbound_name(code, error)
-    if name is None or not name.isalpha():
+    noun = _plural_of(name) if name is not None else None
+    return (name, noun) if name is not None and noun is not None else None
+
+
+def _plural_of(name: str) -> str | None:
+    """The noun ``name`` is the plural of ("kites" -> kite), by WordNet; None for any other name."""
+    if not name.isalpha():
         return None
     noun = wn.singular(name)
-    return (name, noun) if noun != name and wn.is_noun(noun) else None
+    return noun if noun != name and wn.is_noun(noun) else None
 
 
 def bind_unbound_thing(code: str, error: str) -> tuple[str, str] | None:
     """``code`` with a first line binding its :func:`unbound_thing` to what find() returns for the noun, or a patch
     method it called bare to the whole image's, and why; None where ``error`` names neither."""
-    method = _unbound_name(code, error)
-    found = unbound_thing(code, error)
-    if method is not None and method in patch_methods():  # a method called bare asks it of the whole image
-        name, line = method, f"{method} = ImagePatch(image).{method}"
-    elif found is not None:
-        name, line = found[0], f"{found[0]} = ImagePatch(image).find({found[1]!r})"
+    name = _unbound_name(code, error)
+    if name is None:
+        return None
+    if name in patch_methods():  # a method called bare asks it of the whole image
+        line = f"{name} = ImagePatch(image).{name}"
+    elif (noun := _plural_of(name)) is not None:
+        line = f"{name} = ImagePatch(image).find({noun!r})"
     else:
         return None
     return f"{line}\n{code}", f"the program reads {name!r} without defining it: bound first as `{line}`"

@@ -297,6 +297,13 @@ def part_of(part: str, whole: str) -> bool:
     return sense is not None and any(sense in _parts_of(w) for w in wordnet().synsets(_key(singular(whole.split()[-1])), "n"))
 
 
+def mostly_noun(word: str) -> bool:
+    """Whether WordNet knows ``word`` mostly as a noun: more noun senses than adjective ones, and none as an adverb
+    ("car", "sign", "metal"; not "dark", "red", "half")."""
+    w = wordnet()
+    return not w.synsets(word, "r") and len(w.synsets(word, "n")) > len(w.synsets(word, "a")) + len(w.synsets(word, "s"))
+
+
 def clear_noun_sense(word: str) -> Any:
     """:func:`main_sense` of ``word`` where it is clearly the sense meant: the word is no more often an adjective,
     verb or adverb than a noun in the tagged corpus ("white", "have", "upper" are not the person or the berth),

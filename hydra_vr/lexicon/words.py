@@ -67,7 +67,7 @@ FOCUS_ONLY = frozenset({"in focus", "focused", "out of focus", "unfocused", "blu
 FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), key=len, reverse=True)) + r")\b")
 # Words of a thing's orientation, by the pole they name: text on it is read one way up or the other.
 _UPSIDE_DOWN = ("upside down", "upside-down", "inverted", "flipped")
-_UPRIGHT = ("upright", "right side up", "right way up", "the right way up", "the right way round", "normal")
+_UPRIGHT = ("upright", "right side up", "right way up", "normal")
 ORIENTATION_POLES = {**{w: "upside down" for w in _UPSIDE_DOWN}, **{w: "upright" for w in _UPRIGHT}}
 # the words that ask about it in a yes/no ("Is the label upside down?"): "upright" alone stands for a posture too
 ORIENTATION_ONLY = re.compile(r"\b(upside[ -]down|inverted|right (?:side|way) up)\b")

@@ -83,7 +83,7 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     whole patch's colours beside the named thing's are mostly the backdrop's. Of people whose worn part
     the question asks about, the one it places is alone."""
     if findings.get("part"):  # a part no tool locates: any colour measured on its whole, the small shares too
-        return _with_aliases({share.rsplit(" ", 1)[0] for share in findings["part"]["colors"]})
+        return _with_aliases({_share(share)[0] for share in findings["part"]["colors"]})
     named = [_chromatic_first(o.get("colors") or [], floor) for o in findings.get("relevant") or []]
     worn = findings.get("worn") or {}
     # "the hair of the woman on the left": her colours, not the other woman's too (a small model gave the other's)
@@ -94,8 +94,8 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     seen = set()
     for shares in named:
         for i, share in enumerate(shares):
-            name, pct = share.rsplit(" ", 1)
-            if i == 0 or float(pct.rstrip("%")) >= 100 * floor:
+            name, pct = _share(share)
+            if i == 0 or pct >= 100 * floor:
                 seen.add(name)
     return _with_aliases(seen)
 
@@ -104,16 +104,24 @@ _ACHROMATIC = ("black", "white", "gray")
 
 
 def _chromatic_first(shares: list[str], floor: float) -> list[str]:
-    """A thing's own colour shares (an object's, a worn garment's, a shape's) ("black 58%", "blue 38%") with a hue that holds at least ``floor`` of its
-    pixels put before the black, white and gray ones, which then drop out of what an answer is kept to. On an
+    """A thing's own colour shares (an object's, a worn garment's, a shape's: "black 58%", "blue 38%") with a hue that
+    holds at least ``floor`` of its pixels put before the black, white and gray ones, which then drop out of what an
+    answer is kept to. On an
     object's own pixels those are mostly shade, highlight and gaps (a green kite against the light reads black first),
     and a person names a thing by its hue. Brown stays where it is: it is a thing's own colour (wood, leather) as
     often as a hue in shade."""
-    if not shares or shares[0].rsplit(" ", 1)[0] not in _ACHROMATIC:
+    read = [_share(s) for s in shares]
+    if not read or read[0][0] not in _ACHROMATIC:
         return shares
-    hues = [s for s in shares if s.rsplit(" ", 1)[0] not in (*_ACHROMATIC, "brown")
-            and float(s.rsplit(" ", 1)[1].rstrip("%")) >= 100 * floor]
-    return hues + [s for s in shares if s not in hues and s.rsplit(" ", 1)[0] not in _ACHROMATIC] if hues else shares
+    hues = [s for s, (name, pct) in zip(shares, read) if name not in (*_ACHROMATIC, "brown") and pct >= 100 * floor]
+    rest = [s for s, (name, _) in zip(shares, read) if s not in hues and name not in _ACHROMATIC]
+    return hues + rest if hues else shares
+
+
+def _share(share: str) -> tuple[str, float]:
+    """("red", 37.0) of a findings' colour share "red 37%"."""
+    name, pct = share.rsplit(" ", 1)
+    return name, float(pct.rstrip("%"))
 
 
 def _with_aliases(seen: set[str]) -> tuple[str, ...]:
