@@ -68,4 +68,15 @@ class OrientationAsked:
         return dict(self.claims).get(answer)
 
 
-__all__ = ["FocusAsked", "LightAsked", "OrientationAsked", "PlaceAsked"]
+@dataclass(frozen=True)
+class SmileAsked:
+    """A question whether someone smiles ("Is the chef smiling?", "Are they smiling or frowning?"): ``claims`` gives
+    what each answer claims, "smiling" or "not smiling"."""
+
+    claims: tuple[tuple[str, str], ...]
+
+    def claim(self, answer: str) -> str | None:
+        return dict(self.claims).get(answer)
+
+
+__all__ = ["FocusAsked", "LightAsked", "OrientationAsked", "PlaceAsked", "SmileAsked"]

@@ -23,6 +23,7 @@ import numpy as np
 from PIL import Image
 
 from hydra_vr.api import colors as color_ops
+from hydra_vr.api import expression as expression_ops
 from hydra_vr.api import focus as focus_ops
 from hydra_vr.api import light as light_ops
 from hydra_vr.api import orientation as orientation_ops
@@ -374,7 +375,8 @@ class VisionToolbox:
                   photo_size: Sequence[int] | None = None) -> Answer | None:
         """The answer the boxes or pixels give, before any VQA backend: where a thing lies (``api.where``),
         how sharp a part of the whole photo is (``api.focus``), the whole photo's light (``api.light``: day or
-        night, a clear sky), which way up its text is (``api.orientation``); None when they do not decide."""
+        night, a clear sky), which way up its text is (``api.orientation``), whether its faces smile
+        (``api.expression``); None when they do not decide."""
         frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
         placed = (where_ops.answer_place(self.look_for, image, frame.place, box.to_list(None) if box else None, photo_size)
                   if frame is not None and frame.place is not None else None)
@@ -393,7 +395,16 @@ class VisionToolbox:
                     if ocr is not None and hasattr(ocr, "line_orientations") else None)
         if oriented is not None:
             return Answer(text=oriented[0], source="orientation", evidence=oriented[1])
-        return self._sized(question, box, photo_size)
+        return self._expressed(image, question) or self._sized(question, box, photo_size)
+
+    def _expressed(self, image: Image.Image, question: str) -> Answer | None:
+        """The answer the faces of ``image`` give to "Is the chef smiling?" (``api.expression``), else None."""
+        frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
+        if frame is None or frame.smile is None or not self.has("faces"):
+            return None
+        readings = expression_ops.read_faces(image, self.backend("faces").detect_faces(image))
+        said = expression_ops.answer_smile(readings, frame.smile)
+        return Answer(text=said[0], source="expression", evidence=said[1]) if said is not None else None
 
     @staticmethod
     def _sized(question: str, box: Box | None, photo_size: Sequence[int] | None) -> Answer | None:
@@ -414,7 +425,7 @@ class VisionToolbox:
             # Colours are measured from pixels rather than guessed by a model.
             verdict, evidence = color_ops.has_color(image, prop, foreground=foreground)
         # "background", "blurry" of the whole photo, "big" of a crop by its box: measured, whatever the backends
-        elif (measured := self._sized(question, box, photo_size) if foreground
+        elif (measured := self._expressed(image, question) or self._sized(question, box, photo_size) if foreground
               else self._measured(image, question)) is not None:
             verdict, evidence = measured.text == "yes", measured.evidence or measured.text
         elif self.has("matcher"):

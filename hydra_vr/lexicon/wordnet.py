@@ -424,17 +424,33 @@ _HOLDING = ("hold.v.02", "carry.v.01", "carry.v.02")
 NOT_HELD = ("furniture", "conveyance", "clothing")
 
 
+# Smiling, as WordNet says it: "change one's facial expression by spreading the lips, often to signal pleasure", and
+# every verb that is a kind of it (grin, beam, smirk); not laugh, a way of expressing emotion by sound.
+_SMILING = ("smile.v.01",)
+
+
+def _verb_is(verb: str, kinds: tuple[str, ...]) -> bool:
+    """Whether one of the first three senses of ``verb`` (any form) is one of the verb synsets ``kinds`` or a kind of one."""
+    w = wordnet()
+    wanted = {w.synset(name) for name in kinds}
+    for sense in w.synsets(_key(verb.strip().lower()), "v")[:3]:
+        if sense in wanted or not wanted.isdisjoint(a for path in sense.hypernym_paths() for a in path):
+            return True
+    return False
+
+
 @functools.cache
 def holds(verb: str) -> bool:
     """Whether ``verb`` (any form: "holding", "carries") says that its subject holds or carries a thing in its
     hands or on its body, by one of its first three senses: "holding", "carrying", "clutching", "grasping"; not
     "wearing", "eating", "using"."""
-    w = wordnet()
-    wanted = {w.synset(name) for name in _HOLDING}
-    for sense in w.synsets(_key(verb.strip().lower()), "v")[:3]:
-        if sense in wanted or not wanted.isdisjoint(a for path in sense.hypernym_paths() for a in path):
-            return True
-    return False
+    return _verb_is(verb, _HOLDING)
+
+
+@functools.cache
+def smiles(verb: str) -> bool:
+    """Whether ``verb`` (any form: "smiling", "grins", "beaming") says its subject smiles; not "laughing", "frowning"."""
+    return _verb_is(verb, _SMILING)
 
 
 def holdable(name: str) -> bool:

@@ -82,8 +82,8 @@ def textualize_call(call: ToolCallRecord) -> str:
         # a place read off boxes says which boxes, so a later step can check it
         if isinstance(r, Answer) and r.source == "place":
             return f"{line} (from the boxes: {r.evidence})"
-        # the photo's light or its text's way up, measured, says what it measured, so a later step can weigh it
-        return f"{line} ({r.evidence})" if isinstance(r, Answer) and r.source in ("light", "orientation") and r.evidence else line
+        # the photo's light, its text's way up or its faces' smiles, measured, say what they measured, so a later step can weigh them
+        return f"{line} ({r.evidence})" if isinstance(r, Answer) and r.source in ("light", "orientation", "expression") and r.evidence else line
     if call.tool == "compute_depth":
         return TEMPLATES["depth"].format(box=_boxes([a["box"]]), value=float(r))
     if call.tool == "focus":

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hydra_vr import answer_types as at
-from hydra_vr.asked import FocusAsked, LightAsked, OrientationAsked, PlaceAsked
+from hydra_vr.asked import FocusAsked, LightAsked, OrientationAsked, PlaceAsked, SmileAsked
 from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.lexicon.words import (ARTICLES, BACKGROUND, FOCUS_ONLY, FOCUS_POLES, FOCUS_WORDS, GENERIC_NOUNS, ORIENTATION_ONLY,
                                     ORIENTATION_POLES, POSSESSIVES, REGION_NOUNS, photo_nouns)
@@ -116,6 +116,24 @@ def asked_orientation(text: str, spec: at.AnswerSpec) -> OrientationAsked | None
     return OrientationAsked((("yes", pole), ("no", "upright" if pole == "upside down" else "upside down")))
 
 
+def asked_smile(low: str, spec: at.AnswerSpec, action: str | None, negated: bool) -> SmileAsked | None:
+    """The :class:`SmileAsked` of a yes/no whose verb smiles ("Is the boy grinning?": yes claims smiling), or of a choice
+    with one smiling option ("smiling or frowning?"); None otherwise, for a negated yes/no, and where a smile only
+    names who is asked about ("Is the smiling girl wearing a hat?": the verb is "wearing"). The verb is the frame's
+    action, else a question's last word ("Is she smiling?": a pronoun is no subject to find a verb after)."""
+    words = _words(low)
+    verb = action or (words[-1] if words else None)
+    if verb is None or not wn.smiles(verb):
+        return None
+    if spec.kind == "yesno" and not negated:
+        return SmileAsked((("yes", "smiling"), ("no", "not smiling")))
+    if spec.kind == "choice":
+        claims = tuple((o, "smiling" if all(map(wn.smiles, o.split())) else "not smiling") for o in spec.options)
+        if sum(c == "smiling" for _, c in claims) == 1:
+            return SmileAsked(claims)
+    return None
+
+
 # the words of "Is this photo blurry?" besides the photo's own noun: what is left names no thing
 _FOCUS_FRAME = frozenset({"is", "are", "was", "the", "this", "that", "a", "an", "it", "or", "whole", "entire", "image's",
                           "overall", "very", "quite", "too", "at", "all", "taken", "shot"})
@@ -144,6 +162,7 @@ class QuestionFrame:
     - ``focus``: what a question about focus asks of which region ("Is the background blurry?").
     - ``light``: what a question about the photo's light asks ("by day or at night?", "Is it snowing?").
     - ``orientation``: a question of which way up a thing is ("Is the label upside down?").
+    - ``smile``: a question whether someone smiles ("Is the girl smiling?").
     - ``knowledge``: a question about what is known of "this <thing>".
     - ``reading``: the question asks for text read off the image.
     - ``reason``: the question asks why (a cause or a purpose is the answer).
@@ -166,6 +185,7 @@ class QuestionFrame:
     focus: FocusAsked | None = None
     light: LightAsked | None = None
     orientation: OrientationAsked | None = None
+    smile: SmileAsked | None = None
     knowledge: at.KnowledgeAsked | None = None
     reading: bool = False
     reason: bool = False
@@ -206,6 +226,8 @@ class QuestionFrame:
             out["light"] = {"measure": self.light.measure, "claims": dict(self.light.claims)}
         if self.orientation:
             out["orientation"] = dict(self.orientation.claims)
+        if self.smile:
+            out["smile"] = dict(self.smile.claims)
         if self.knowledge:
             out["knowledge"] = {"thing": self.knowledge.phrase, "head": self.knowledge.head}
         return out
@@ -453,6 +475,7 @@ def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
         focus=asked_focus(text, spec),
         light=asked_light(text, spec, subject),
         orientation=asked_orientation(text, spec),
+        smile=asked_smile(low, spec, action, bool(_NEGATION.search(low))),
         knowledge=knowledge,
         reading=at.asks_to_read(text),
         reason=bool(_REASON.search(low)),
