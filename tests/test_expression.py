@@ -85,3 +85,26 @@ def test_simple_query_answers_from_the_faces(embedded_toolbox) -> None:
     got = embedded_toolbox.simple_query(bus, "Are the two commuters smiling?")
     assert (got.text, got.source) == ("no", "expression")
     assert "not smiling" in got.evidence
+
+
+def test_a_smile_tells_one_person_from_others() -> None:
+    """"the grinning waiter" among people crops: the one whose face smiles; none picked where the faces do not tell."""
+    from hydra_vr.api.choose import choose, cue
+    from hydra_vr.api.expression import pick_smiling
+
+    def person(face: np.ndarray) -> Image.Image:  # a person's crop, the face at its top
+        crop = np.full((260, 120), 90, np.uint8)
+        crop[10:110, 10:110] = np.asarray(Image.fromarray(face).resize((100, 100), Image.BICUBIC))
+        return Image.fromarray(crop).convert("RGB")
+
+    crops = [person(_lfw(35)), person(_lfw(19)), person(_lfw(28))]
+    faces = [[10, 10, 110, 110]] * 3
+    assert pick_smiling(crops, faces) == 1
+    assert pick_smiling(crops[:1] + crops[2:], faces[:2]) is None  # nobody smiles
+    assert pick_smiling(crops[1:2], faces[:1]) is None  # one face read: nothing to tell apart
+    assert pick_smiling(crops, [None, [10, 10, 110, 110], None]) is None
+    told = cue("the grinning waiter")
+    assert told is not None and told.smiling and cue("the laughing waiter") is None
+    boxes = [[0, 0, 120, 260], [130, 0, 250, 260], [260, 0, 380, 260]]
+    photo_faces = [[10, 10, 110, 110], [140, 10, 240, 110], [270, 10, 370, 110]]
+    assert choose(told, boxes, lambda: crops, lambda name: photo_faces if name == "face" else []) == 1

@@ -2,10 +2,10 @@
 
 A description tells its thing among others of its kind by place or size ("the person on the far
 right", "the biggest coin": ``placement``), for a person by the colour of what they wear ("the woman
-in the green jacket": ``garments.worn_colors``), or by another thing it is with or on ("the man holding a
+in the green jacket": ``garments.worn_colors``) or a smile (``expression``), or by another thing it is with or on ("the man holding a
 bottle", "the cup on the tray": ``companion``, looked for in the photo). ``best_image_match``, the grounding
 step's re-pick, AVIS's selection and ``benchmarks/real_photos/coverage.py`` all ask this one module, in that
-order of cues: a place first, else the colour worn, else the other thing.
+order of cues: a place first, else the colour worn, else a smile, else the other thing.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from PIL import Image
 
 from hydra_vr.api.companion import Companion, companion, pick_by_companion
+from hydra_vr.api.expression import pick_smiling
 from hydra_vr.api.garments import face_in_crop, faces_in_crops, pick_worn, worn_colors
 from hydra_vr.api.hair import pick_by_hair
 from hydra_vr.api.placement import Placement, pick, placement
+from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.lexicon.words import phrase_end
 
 
@@ -31,11 +33,14 @@ class Cue:
     where: Placement | None = None
     worn: tuple[str, tuple[str, ...]] | None = None  # (part, colours)
     other: Companion | None = None
+    smiling: bool = False  # "the grinning waiter": the one whose face smiles
 
     def describe(self) -> str:
         """How a note states the cue ("the expression says 'right'")."""
         if self.where is not None:
             return f"the expression says {self.where.describe()!r}"
+        if self.smiling:
+            return "the expression tells its thing by a smile, read on each person's face"
         if self.other is not None:
             return self.other.describe()
         part, colours = self.worn or ("", ())
@@ -53,6 +58,8 @@ def cue(text: str) -> Cue | None:
     worn = worn_colors(text)
     if worn is not None:
         return Cue(worn=worn)
+    if any(map(wn.smiles, re.findall(r"[a-z]+ing\b", text.lower()))):  # "the smiling man", "the man grinning"
+        return Cue(smiling=True)
     other = companion(text)
     return Cue(other=other) if other is not None else None
 
@@ -74,6 +81,11 @@ def choose(told: Cue, boxes: Sequence[Sequence[float]], crops: Callable[[], Sequ
         return pick(boxes, told.where)
     if told.other is not None:
         return pick_by_companion(boxes, look(told.other.name)) if look is not None and len(boxes) > 1 else None
+    if told.smiling:
+        if look is None or len(boxes) < 2:
+            return None
+        found = look("face")
+        return pick_smiling(crops(), [None if (f := face_in_crop(b, found)) is None else f.to_list(None) for b in boxes])
     if told.worn is None:
         return None
     if len(boxes) == 1:

@@ -67,15 +67,30 @@ def read_faces(image: Image.Image, faces: Sequence[Detection]) -> list[FaceReadi
         return []
     largest = max(min(d.box.width, d.box.height) for d in sized)
     gray = np.asarray(image.convert("L"))
-    readings = []
-    for d in sized:
-        if min(d.box.width, d.box.height) < MAIN_FACE * largest:
-            continue
-        b = d.box.clip(image.width, image.height)
-        crop = gray[int(b.y1):int(round(b.y2)), int(b.x1):int(round(b.x2))]
-        if crop.size:
-            readings.append(FaceReading(d.box, face_smiles(crop)))
-    return readings
+    read = [(d.box, _smiles_at(gray, d.box)) for d in sized if min(d.box.width, d.box.height) >= MAIN_FACE * largest]
+    return [FaceReading(box, smiling) for box, smiling in read if smiling is not None]
+
+
+def _smiles_at(gray: np.ndarray, box: Box) -> bool | None:
+    """Whether the face at ``box`` of the grey image smiles; None where the box holds no pixels."""
+    b = box.clip(gray.shape[1], gray.shape[0])
+    crop = gray[int(b.y1):int(round(b.y2)), int(b.x1):int(round(b.x2))]
+    return face_smiles(crop) if crop.size else None
+
+
+def pick_smiling(crops: Sequence[Image.Image], faces: Sequence[Sequence[float] | None]) -> int | None:
+    """Which of several people ``crops`` smiles ("the grinning waiter"), from each one's face (``faces``: its box in
+    that crop, None where none was found): the index of the only one read smiling, where at least two faces of
+    :data:`MIN_FACE` pixels or more were read; None otherwise (the caller picks another way)."""
+    read: dict[int, bool] = {}
+    for i, (crop, face) in enumerate(zip(crops, faces)):
+        box = Box(*face[:4]) if face is not None else None
+        if box is not None and min(box.width, box.height) >= MIN_FACE:
+            smiling = _smiles_at(np.asarray(crop.convert("L")), box)
+            if smiling is not None:
+                read[i] = smiling
+    smilers = [i for i, smiling in read.items() if smiling]
+    return smilers[0] if len(read) >= 2 and len(smilers) == 1 else None
 
 
 def answer_smile(readings: Sequence[FaceReading], asked: SmileAsked) -> tuple[str, str] | None:
@@ -90,4 +105,4 @@ def answer_smile(readings: Sequence[FaceReading], asked: SmileAsked) -> tuple[st
     return answer, f"faces read: {len(readings)}, each {pole} (a smile sought in the lower half of each face: {shown}) -> {pole}"
 
 
-__all__ = ["FaceReading", "answer_smile", "face_smiles", "read_faces"]
+__all__ = ["FaceReading", "answer_smile", "face_smiles", "pick_smiling", "read_faces"]
