@@ -430,6 +430,20 @@ def test_a_list_of_things_the_program_never_looked_for_is_found_and_the_program_
     assert len(script.seen["reasoner"]) == 1  # one program written: the repair asked nothing
     assert result.answer == "1"
 
+def test_the_first_of_a_find_that_found_nothing_is_the_searched_patch_and_the_program_runs_on(embedded_toolbox, sandbox, photo):
+    # see hydra_vr/agent/program_repair.py: told the IndexError, a small model writes the same [0] again
+    body = ('image_patch = ImagePatch(image)\nzebra = image_patch.find("zebra")[0]\n'
+            'final_answer = "yes" if zebra.exists("cup") else "no"')
+    script = RoleScript(reasoner=[code(body)])
+    result = make_agent(script, embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), "Is a cup beside the zebra?")
+    step = result.steps[0]
+    assert [a.error_kind for a in step.attempts] == ["empty_find", None]
+    assert "IndexError" in step.attempts[0].error
+    assert 'zebra = (image_patch.find("zebra") or [image_patch])[0]' in step.attempts[1].code
+    assert len(script.seen["reasoner"]) == 1  # one program written: the repair asked nothing
+    assert result.answer == "yes"
+
+
 def test_vipergpt_answer_glued_from_simple_query_replies_is_the_replies(embedded_toolbox, sandbox, photo, monkeypatch):
     # the 1.5B's program for a question like "What are the two players wearing?" glued its replies onto the question's words
     def simple_query(self, image, question, box=None, photo_size=None):  # the describe LLM's reply, fixed

@@ -6,13 +6,15 @@ told so, the 1.5B wrote the same program again (the step's ``same`` refusal). A 
 program and that is the plural of a noun (WordNet) can only mean the things of that noun in the image: where the
 program dies on it, the repair binds it to ``ImagePatch(image).find(<singular>)`` before the first line and runs it
 again, without another call to the reasoner. Likewise a patch method called bare (``find("gear")``, no patch before
-it) is the whole image's.
+it) is the whole image's, and the first of a find() that found nothing is the patch that was searched
+(:func:`look_in_searched_patch`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 
 from hydra_vr.api.operations import patch_methods
 from hydra_vr.lexicon import wordnet as wn
@@ -82,4 +84,54 @@ def bind_unbound_thing(code: str, error: str) -> tuple[str, str] | None:
     return f"{line}\n{code}", f"the program reads {name!r} without defining it: bound first as `{line}`"
 
 
-__all__ = ["bind_unbound_thing", "unbound_thing"]
+def _found_list(node: ast.expr, finds: dict[str, ast.expr]) -> ast.expr | None:
+    """The patch whose find() ``node`` is: ``<patch>.find(...)`` itself, or a name bound once to one (``finds``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "find":
+        return node.func.value
+    return finds.get(node.id) if isinstance(node, ast.Name) else None
+
+
+def _first_or_last(index: ast.expr) -> bool:
+    return isinstance(index, ast.Constant) and index.value == 0 or (
+        isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant)
+        and index.operand.value == 1)
+
+
+def look_in_searched_patch(code: str, error: str | None, line: int | None) -> tuple[str, str] | None:
+    """``code`` where the first or last of a find() that came back empty (``image_patch.find("gate")[0]``, or
+    ``gates[0]`` of ``gates = image_patch.find("gate")``) dies on an IndexError at ``line``, with that patch
+    read as ``(image_patch.find("gate") or [image_patch])[0]``, and why; None otherwise.
+
+    Told the IndexError, the 1.5B wrote the same ``[0]`` again in most such steps (the step's ``same`` refusal),
+    then the fallback asked the whole question of the whole image. A thing the tools do not find is, for the
+    program's question about it, best looked at in the patch that was searched: the find still runs (the trace
+    and the checks see that it found nothing), and the rest of the program runs on."""
+    if line is None or "IndexError" not in (error or ""):
+        return None
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    stores = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    finds: dict[str, ast.expr] = {}  # names bound once, to a find(): a list filtered since is no search's result
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and stores[node.targets[0].id] == 1 and (patch := _found_list(node.value, {})) is not None):
+            finds[node.targets[0].id] = patch
+    lines = code.splitlines()
+    spans = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Subscript) and node.lineno == line == node.end_lineno and _first_or_last(node.slice)
+                and (patch := _found_list(node.value, finds)) is not None):
+            spans.append((node.value.col_offset, node.value.end_col_offset, ast.get_source_segment(code, patch)))
+    if not spans or line > len(lines):
+        return None
+    text = lines[line - 1].encode()  # ast offsets count UTF-8 bytes
+    for start, end, patch in sorted(spans, reverse=True):
+        text = text[:start] + f"({text[start:end].decode()} or [{patch}])".encode() + text[end:]
+    lines[line - 1] = text.decode()
+    return "\n".join(lines) + "\n", (f"line {line} reads the first of what find() returned, and it found nothing: "
+                                     f"read as `{lines[line - 1].strip()}`, the searched patch standing in")
+
+
+__all__ = ["bind_unbound_thing", "look_in_searched_patch", "unbound_thing"]

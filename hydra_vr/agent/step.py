@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from PIL import Image
 
 from hydra_vr.agent.checks import Evidence, check_answer, rewrite, run_check, run_checks
-from hydra_vr.agent.program_repair import bind_unbound_thing
+from hydra_vr.agent.program_repair import bind_unbound_thing, look_in_searched_patch
 from hydra_vr.agent.rewrites import same_box
 from hydra_vr.agent.types import Attempt, Task
 from hydra_vr.answer_types import is_failure_answer
@@ -112,9 +112,12 @@ def run_step(
             gave_up = True  # the fallback program (no find) runs instead of more rewrites
             break
         program = runner.run(code, image_path)
-        repaired = bind_unbound_thing(code, program.error) if program.error_kind == "runtime" else None
-        if repaired is not None:  # "kites" read, never found: bound to find("kite") and run again at once
-            attempts.append(Attempt(code, False, "unbound", f"{program.error}\nRepaired: {repaired[1]}"))
+        for _ in range(_REPAIRS):
+            repaired = _repair(code, program, needs_box)
+            if repaired is None:
+                break
+            # "kites" read, never found: bound to find("kite"); the first of nothing found: the searched patch
+            attempts.append(Attempt(code, False, repaired[2], f"{program.error}\nRepaired: {repaired[1]}"))
             code = repaired[0]
             program = runner.run(code, image_path)
         missing = (_no_box(program) or _whole_image_on_nothing(program, size) or _made_up_box(program, code)) \
@@ -225,6 +228,21 @@ def _miscount(program: Any, frame: QuestionFrame) -> str | None:
     if answer is None:
         return None
     return next((why for name in _COUNT_CHECKS if (why := run_check(name, answer, Evidence(program.calls), frame))), None)
+
+
+_REPAIRS = 3  # repairs of one program in a row (each reruns it): a program may index several empty finds
+
+
+def _repair(code: str, program: Any, needs_box: bool) -> tuple[str, str, str] | None:
+    """(the repaired program, why, the trace kind) of a program that died on a name it never bound or, answering a
+    question, on the first of a find() that found nothing (a grounding program's whole image grounds nothing); None
+    otherwise."""
+    if program.error_kind != "runtime":
+        return None
+    if (unbound := bind_unbound_thing(code, program.error)) is not None:
+        return (*unbound, "unbound")
+    searched = None if needs_box else look_in_searched_patch(code, program.error, program.line)
+    return (*searched, "empty_find") if searched is not None else None
 
 
 def _no_box(program: Any) -> str | None:
