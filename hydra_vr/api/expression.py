@@ -10,10 +10,9 @@ backend; it decides only where the patch shows faces and the main ones agree, el
 
 from __future__ import annotations
 
-import functools
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from PIL import Image
@@ -35,27 +34,25 @@ class FaceReading:
     smiling: bool
 
 
-@functools.cache
-def _cascade() -> tuple[object, threading.Lock]:
+def smile_cascade() -> Any:
+    """OpenCV's smile cascade, loaded afresh (4 ms): a cascade object is not safe to share between threads at once."""
     import cv2
 
     path = cv2.data.haarcascades + "haarcascade_smile.xml"
     cascade = cv2.CascadeClassifier(path)
     if cascade.empty():
         raise RuntimeError(f"cannot load the OpenCV smile cascade {path}")
-    return cascade, threading.Lock()  # one cascade object is not safe to share between threads at once
+    return cascade
 
 
-def face_smiles(face: np.ndarray) -> bool:
-    """Whether the grey ``face`` crop (any size) shows a smile: a cascade detection in its lower half, centred across it."""
+def face_smiles(face: np.ndarray, cascade: Any = None) -> bool:
+    """Whether the grey ``face`` crop (any size) shows a smile: a cascade detection in its lower half, centred across it.
+    ``cascade``: a :func:`smile_cascade` to reuse over several faces."""
     import cv2
 
     gray = cv2.equalizeHist(cv2.resize(face, (FACE_SIDE, FACE_SIDE), interpolation=cv2.INTER_CUBIC))
-    mouth = gray[FACE_SIDE // 2:, :]
-    cascade, lock = _cascade()
-    with lock:
-        found = cascade.detectMultiScale(mouth, scaleFactor=1.1, minNeighbors=NEIGHBOURS,  # type: ignore[attr-defined]
-                                         minSize=(FACE_SIDE // 4, FACE_SIDE // 10))
+    found = (cascade or smile_cascade()).detectMultiScale(gray[FACE_SIDE // 2:, :], scaleFactor=1.1, minNeighbors=NEIGHBOURS,
+                                                          minSize=(FACE_SIDE // 4, FACE_SIDE // 10))
     return any(FACE_SIDE / 4 <= x + w / 2 <= 3 * FACE_SIDE / 4 for x, _, w, _ in np.asarray(found).reshape(-1, 4))
 
 
@@ -66,16 +63,16 @@ def read_faces(image: Image.Image, faces: Sequence[Detection]) -> list[FaceReadi
     if not sized:
         return []
     largest = max(min(d.box.width, d.box.height) for d in sized)
-    gray = np.asarray(image.convert("L"))
-    read = [(d.box, _smiles_at(gray, d.box)) for d in sized if min(d.box.width, d.box.height) >= MAIN_FACE * largest]
+    gray, cascade = np.asarray(image.convert("L")), smile_cascade()
+    read = [(d.box, _smiles_at(gray, d.box, cascade)) for d in sized if min(d.box.width, d.box.height) >= MAIN_FACE * largest]
     return [FaceReading(box, smiling) for box, smiling in read if smiling is not None]
 
 
-def _smiles_at(gray: np.ndarray, box: Box) -> bool | None:
+def _smiles_at(gray: np.ndarray, box: Box, cascade: Any) -> bool | None:
     """Whether the face at ``box`` of the grey image smiles; None where the box holds no pixels."""
     b = box.clip(gray.shape[1], gray.shape[0])
     crop = gray[int(b.y1):int(round(b.y2)), int(b.x1):int(round(b.x2))]
-    return face_smiles(crop) if crop.size else None
+    return face_smiles(crop, cascade) if crop.size else None
 
 
 def pick_smiling(crops: Sequence[Image.Image], faces: Sequence[Sequence[float] | None]) -> int | None:
@@ -83,10 +80,11 @@ def pick_smiling(crops: Sequence[Image.Image], faces: Sequence[Sequence[float] |
     that crop, None where none was found): the index of the only one read smiling, where at least two faces of
     :data:`MIN_FACE` pixels or more were read; None otherwise (the caller picks another way)."""
     read: dict[int, bool] = {}
+    cascade = smile_cascade()
     for i, (crop, face) in enumerate(zip(crops, faces)):
         box = Box(*face[:4]) if face is not None else None
         if box is not None and min(box.width, box.height) >= MIN_FACE:
-            smiling = _smiles_at(np.asarray(crop.convert("L")), box)
+            smiling = _smiles_at(np.asarray(crop.convert("L")), box, cascade)
             if smiling is not None:
                 read[i] = smiling
     smilers = [i for i, smiling in read.items() if smiling]
@@ -105,4 +103,4 @@ def answer_smile(readings: Sequence[FaceReading], asked: SmileAsked) -> tuple[st
     return answer, f"faces read: {len(readings)}, each {pole} (a smile sought in the lower half of each face: {shown}) -> {pole}"
 
 
-__all__ = ["FaceReading", "answer_smile", "face_smiles", "pick_smiling", "read_faces"]
+__all__ = ["FaceReading", "answer_smile", "face_smiles", "pick_smiling", "read_faces", "smile_cascade"]
