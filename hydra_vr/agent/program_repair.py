@@ -130,7 +130,7 @@ def look_in_searched_patch(code: str, error: str | None, line: int | None) -> tu
     for start, end, patch in sorted(spans, reverse=True):
         text = text[:start] + f"({text[start:end].decode()} or [{patch}])".encode() + text[end:]
     lines[line - 1] = text.decode()
-    return "\n".join(lines) + "\n", (f"line {line} reads the first of what find() returned, and it found nothing: "
+    return "\n".join(lines) + "\n", (f"line {line} reads the first (or last) of what find() returned, and it found nothing: "
                                      f"read as `{lines[line - 1].strip()}`, the searched patch standing in")
 
 
