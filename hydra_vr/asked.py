@@ -58,9 +58,8 @@ class LightAsked:
 
 
 @dataclass(frozen=True)
-class OrientationAsked:
-    """A question about which way up a thing is ("Is the label upside down?", "Is the page upright or upside
-    down?"): ``claims`` gives the pole each answer claims, "upside down" or "upright"."""
+class Claims:
+    """A question about one measure with two poles: ``claims`` gives the pole each answer claims."""
 
     claims: tuple[tuple[str, str], ...]
 
@@ -69,14 +68,15 @@ class OrientationAsked:
 
 
 @dataclass(frozen=True)
-class SmileAsked:
-    """A question whether someone smiles ("Is the chef smiling?", "Are they smiling or frowning?"): ``claims`` gives
-    what each answer claims, "smiling" or "not smiling"."""
-
-    claims: tuple[tuple[str, str], ...]
-
-    def claim(self, answer: str) -> str | None:
-        return dict(self.claims).get(answer)
+class OrientationAsked(Claims):
+    """A question about which way up a thing is ("Is the label upside down?", "Is the page upright or upside
+    down?"): each answer claims "upside down" or "upright"."""
 
 
-__all__ = ["FocusAsked", "LightAsked", "OrientationAsked", "PlaceAsked", "SmileAsked"]
+@dataclass(frozen=True)
+class SmileAsked(Claims):
+    """A question whether someone smiles ("Is the chef smiling?", "Are they smiling or frowning?"): each answer claims
+    "smiling" or "not smiling"."""
+
+
+__all__ = ["Claims", "FocusAsked", "LightAsked", "OrientationAsked", "PlaceAsked", "SmileAsked"]

@@ -395,11 +395,11 @@ class VisionToolbox:
                     if ocr is not None and hasattr(ocr, "line_orientations") else None)
         if oriented is not None:
             return Answer(text=oriented[0], source="orientation", evidence=oriented[1])
-        return self._expressed(image, question) or self._sized(question, box, photo_size)
+        return self._expressed(image, frame) or self._sized(question, box, photo_size)
 
-    def _expressed(self, image: Image.Image, question: str) -> Answer | None:
-        """The answer the faces of ``image`` give to "Is the chef smiling?" (``api.expression``), else None."""
-        frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
+    def _expressed(self, image: Image.Image, frame: Any) -> Answer | None:
+        """The answer the faces of ``image`` give to "Is the chef smiling?" (``frame``: the question's, or None;
+        ``api.expression``), else None."""
         if frame is None or frame.smile is None or not self.has("faces"):
             return None
         readings = expression_ops.read_faces(image, self.backend("faces").detect_faces(image))
@@ -425,8 +425,8 @@ class VisionToolbox:
             # Colours are measured from pixels rather than guessed by a model.
             verdict, evidence = color_ops.has_color(image, prop, foreground=foreground)
         # "background", "blurry" of the whole photo, "big" of a crop by its box: measured, whatever the backends
-        elif (measured := self._expressed(image, question) or self._sized(question, box, photo_size) if foreground
-              else self._measured(image, question)) is not None:
+        elif (measured := self._expressed(image, self.ctx.read_question(question) if self.ctx.read_question else None)
+              or self._sized(question, box, photo_size) if foreground else self._measured(image, question)) is not None:
             verdict, evidence = measured.text == "yes", measured.evidence or measured.text
         elif self.has("matcher"):
             scores = self.backend("matcher").match([image], [property_caption(name, prop), f"a photo of a {name}"])[0]
