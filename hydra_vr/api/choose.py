@@ -84,8 +84,7 @@ def choose(told: Cue, boxes: Sequence[Sequence[float]], crops: Callable[[], Sequ
     if told.smiling:
         if look is None or len(boxes) < 2:
             return None
-        found = look("face")
-        return pick_smiling(crops(), [None if (f := face_in_crop(b, found)) is None else f.to_list(None) for b in boxes])
+        return pick_smiling(crops(), _own_faces(boxes, look("face")))
     if told.worn is None:
         return None
     if len(boxes) == 1:
@@ -93,9 +92,13 @@ def choose(told: Cue, boxes: Sequence[Sequence[float]], crops: Callable[[], Sequ
     found = look("face") if look is not None else []
     part, colours = told.worn
     if part == "hair":  # read around each person's own face, wherever it sits in the box
-        faces = [None if (f := face_in_crop(b, found)) is None else f.to_list(None) for b in boxes]
-        return pick_by_hair(crops(), faces, colours)
+        return pick_by_hair(crops(), _own_faces(boxes, found), colours)
     return pick_worn(crops(), part, colours, faces=faces_in_crops(boxes, found))  # where each body part lies
+
+
+def _own_faces(boxes: Sequence[Sequence[float]], faces: Sequence[Sequence[float]]) -> list[list[float] | None]:
+    """Each person's face in the pixels of that person's crop (``garments.face_in_crop``); None where none is found."""
+    return [None if (f := face_in_crop(b, faces)) is None else f.to_list(None) for b in boxes]
 
 
 __all__ = ["Cue", "choose", "cue"]
