@@ -606,7 +606,7 @@ def _named_options(question: str) -> tuple[str, ...] | None:
         if not group:
             break
         if (not items and len(group) > 1 and j == 1 and tokens[0] in _AUX and (tokens[j] in _ARTICLES or tokens[j] in POSSESSIVES)
-                and group[0] not in COLOR_WORDS and wn.mostly_noun(group[0])):
+                and group[0] not in COLOR_WORDS and wn.used_as_noun(group[0])):
             # "is the car red or dark blue": the noun of the question's own "the" is the subject, not the option ("in
             # the top left or the top right" keeps its words: that "the" is a place's)
             group = group[1:]

@@ -129,6 +129,8 @@ def test_choice_question_refuses_words_outside_the_options():
         ("Is it a sports car or a delivery van?", ("sports car", "delivery van")),
         ("Is the cat in the basket or on the chair?", ("basket", "chair")),
         ("Is the mug full or empty?", ("full", "empty")),
+        # the subject after the question's "the" is no option, though WordNet lists adjective senses of it
+        ("Is the animal grazing or standing still?", ("grazing", "standing still")),
     ],
 )
 def test_choice_options_written_in_parallel(question: str, options: tuple[str, ...]) -> None:

@@ -304,6 +304,14 @@ def mostly_noun(word: str) -> bool:
     return not w.synsets(word, "r") and len(w.synsets(word, "n")) > len(w.synsets(word, "a")) + len(w.synsets(word, "s"))
 
 
+def used_as_noun(word: str) -> bool:
+    """Whether the tagged corpus saw ``word`` more often as a noun than as an adjective or adverb ("animal": 67 to 2,
+    though WordNet lists two adjective senses beside its one noun sense; not "dark", "back"); where the corpus saw
+    it in none of these, :func:`mostly_noun`."""
+    noun, other = _seen(word, "n"), _seen(word, "a") + _seen(word, "s") + _seen(word, "r")
+    return noun > other if noun + other else mostly_noun(word)
+
+
 def clear_noun_sense(word: str) -> Any:
     """:func:`main_sense` of ``word`` where it is clearly the sense meant: the word is no more often an adjective,
     verb or adverb than a noun in the tagged corpus ("white", "have", "upper" are not the person or the berth),
