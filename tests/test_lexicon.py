@@ -79,3 +79,19 @@ def test_generic_and_region_nouns_name_no_colour_region_kind():
     assert region_colors("green items") == ("green",)
     assert region_colors("purple and white areas") == ("purple", "white")
     assert region_colors("green kettle") == ()
+
+
+def test_a_hyphenated_word_is_looked_up_as_wordnet_writes_it() -> None:
+    # WordNet writes "t-shirt" with its hyphen and "fire truck" with a space: both spellings reach their nouns
+    assert wn.is_noun("t-shirt") and wn.is_noun("T-shirt")
+    assert wn.is_noun("fire-truck") and wn.is_noun("fire truck")
+
+
+@pytest.mark.parametrize(("word", "unknown"), [
+    ("hoodie", True), ("selfie", True),  # newer than WordNet: most likely nouns
+    ("jacket", False), ("running", False), ("geese", False),  # WordNet knows them (or their base form)
+    ("these", False), ("whose", False), ("towards", False),  # closed-class words, which WordNet leaves out
+    ("t-shirt", False), ("ok", False),  # too short to judge
+])
+def test_a_word_wordnet_does_not_know(word: str, unknown: bool) -> None:
+    assert wn.unknown(word) is unknown

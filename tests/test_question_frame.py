@@ -96,6 +96,9 @@ def test_a_category_question_is_about_the_kind_it_asks_for() -> None:
     ("Which color boots does the hiker have on?", "boots", "hiker"),  # a do-question: "have" ends the whole
     ("What colour is his scarf?", "scarf", None),  # a possessive pronoun opens the phrase as an article does
     ("Which colour are their gloves?", "gloves", None),
+    # a word newer than WordNet is a noun where a noun stands; a hyphenated one as WordNet writes it
+    ("What colour is the hoodie of the cyclist?", "hoodie", None),
+    ("Is the toddler's T-shirt striped?", "t-shirt", "toddler"),
 ])
 def test_the_whole_a_part_belongs_to(question: str, subject: str, whole: str | None) -> None:
     frame = parse(question)

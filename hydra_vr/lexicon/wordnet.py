@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hydra_vr.lexicon.words import GENERIC_NOUNS
+from hydra_vr.lexicon.words import FUNCTION_WORDS, GENERIC_NOUNS
 
 _FILES = ("data.noun", "index.noun", "lexnames", "noun.exc", "data.adj", "index.adj", "data.verb", "index.verb",
           "data.adv", "index.adv", "adj.exc", "verb.exc", "adv.exc", "cntlist.rev", "index.sense")
@@ -97,7 +97,21 @@ def wordnet() -> Any:
 
 
 def _key(phrase: str) -> str:
-    return re.sub(r"[\s\-]+", "_", phrase.strip().lower())
+    """WordNet's spelling of ``phrase``: words joined by "_"; a hyphen kept where WordNet writes one ("t-shirt",
+    "e-mail"), else a join as well ("fire-truck" -> fire_truck)."""
+    key = re.sub(r"\s+", "_", phrase.strip().lower())
+    return key if "-" not in key or _listed(key) else key.replace("-", "_")
+
+
+@functools.cache
+def _listed(key: str) -> bool:
+    return bool(wordnet().synsets(key))
+
+
+def unknown(word: str) -> bool:
+    """Whether WordNet knows ``word`` in no part of speech and no inflection ("hoodie", "selfie"): a word newer than
+    WordNet, which in a noun phrase is most likely a noun."""
+    return word.isalpha() and len(word) > 2 and word.lower() not in FUNCTION_WORDS and not _listed(_key(word))
 
 
 def singular(word: str) -> str:

@@ -35,6 +35,16 @@ def phrase_end(words: Sequence[str], start: int = 0) -> int:
 ARTICLES = frozenset({"a", "an", "the", "some"})
 # Whose a thing is, before its noun ("holding his hat"): like an article, it names nothing itself.
 POSSESSIVES = frozenset({"his", "her", "their", "its", "my", "your", "our"})
+# The closed classes WordNet leaves out (it lists nouns, verbs, adjectives and adverbs only): determiners, pronouns,
+# prepositions, conjunctions, question words and modals. A word WordNet does not know and that is none of these is
+# a new open-class word ("hoodie"): :func:`hydra_vr.lexicon.wordnet.unknown`.
+FUNCTION_WORDS = frozenset({
+    "the", "this", "that", "these", "those", "what", "which", "whose", "whom", "who", "whoever", "whichever", "whatever",
+    "where", "when", "whenever", "wherever", "how", "why", "whether", "she", "her", "hers", "him", "his", "you", "your",
+    "yours", "our", "ours", "their", "theirs", "them", "they", "others", "and", "nor", "than", "because", "although",
+    "though", "unless", "for", "from", "with", "without", "into", "onto", "upon", "toward", "towards", "against",
+    "among", "amongst", "beside", "during", "could", "would", "should", "shall", "might", "must",
+})
 
 # The WordNet senses of the photo a question is asked about ("the left side of the picture", "is the shot blurry?").
 _PHOTO_SENSES = ("photograph.n.01", "picture.n.01", "snapshot.n.01")

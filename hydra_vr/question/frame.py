@@ -403,12 +403,12 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
             return _noun_phrase([x for x in tail[i + 1:] if x not in ARTICLES]) or " ".join(words)
         if w in ARTICLES and not words:
             continue  # "this a bike" (of "is this a bike?"): the phrase starts past the article
-        if w in _STOP or w in ARTICLES or not (wn.is_noun(w) or wn.is_adjective(w)):
+        if w in _STOP or w in ARTICLES or not (wn.is_noun(w) or wn.is_adjective(w) or wn.unknown(w)):
             break
         if words and _progressive(w):
             break  # "the chef cutting": what the thing does, not part of its name
         words.append(w)
-    while words and (words[-1] in at.COLOR_WORDS or not wn.is_noun(words[-1])):
+    while words and (words[-1] in at.COLOR_WORDS or not (wn.is_noun(words[-1]) or wn.unknown(words[-1]))):
         words.pop()
     return " ".join(words) or None
 
