@@ -29,7 +29,7 @@ from typing import Any, Literal
 from hydra_vr import gazetteer
 from hydra_vr.asked import PlaceAsked
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
-from hydra_vr.lexicon.words import GENERIC_NOUNS, POSSESSIVES, photo_nouns
+from hydra_vr.lexicon.words import GENERIC_NOUNS, POSSESSIVES, SET_PHRASES, photo_nouns
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
 
@@ -565,7 +565,9 @@ def _named_options(question: str) -> tuple[str, ...] | None:
     q = question.strip().lower()
     if re.search(r"\beither\b", q):
         return None  # "are there either cats or dogs" is a yes/no question
-    tokens = re.findall(r"[a-z0-9'-]+|,", q)
+    # a set phrase is one token, so that neither side cuts it ("in focus or out of focus": not "focus" or "out")
+    q = _SET_PHRASE.sub(lambda m: re.sub(r"[\s-]+", "_", m.group(0)), q)
+    tokens = re.findall(r"[a-z0-9'_-]+|,", q)
     if "or" not in tokens:
         return None
     i = len(tokens) - 1 - tokens[::-1].index("or")
@@ -616,11 +618,12 @@ def _named_options(question: str) -> tuple[str, ...] | None:
         if j < 0 or tokens[j] != ",":
             break
     right = _parallel(tokens, j + 1, items, right)
-    options = [_strip(w) for w in items] + [_strip(right)]
+    options = [_strip(w).replace("_", " ") for w in items] + [_strip(right).replace("_", " ")]
     options = [o for o in dict.fromkeys(options) if o]
     return tuple(options) if len(options) >= 2 else None
 
 
+_SET_PHRASE = re.compile(r"\b(" + "|".join(map(re.escape, SET_PHRASES)) + r")\b")
 # Prepositions a parallel second option repeats ("made of wood or OF brick", "covered with snow or WITH sand").
 _PARALLEL_PREPS = {"of", "with", "through", "for", "about", "like", "without", "across", "along", "around"}
 

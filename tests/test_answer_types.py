@@ -129,6 +129,10 @@ def test_choice_question_refuses_words_outside_the_options():
         ("Is it a sports car or a delivery van?", ("sports car", "delivery van")),
         ("Is the cat in the basket or on the chair?", ("basket", "chair")),
         ("Is the mug full or empty?", ("full", "empty")),
+        # a set phrase of the lexicon is one option, not cut at its "of" or before its last word
+        ("Is the kettle in focus or out of focus?", ("in focus", "out of focus")),
+        ("Is the fern in sharp focus or blurry?", ("in sharp focus", "blurry")),
+        ("Is the poster upright or upside down?", ("upright", "upside down")),
         # the subject after the question's "the" is no option, though WordNet lists adjective senses of it
         ("Is the animal grazing or standing still?", ("grazing", "standing still")),
     ],

@@ -60,6 +60,8 @@ def test_simple_query_answers_the_focus_the_question_frame_reads(photo) -> None:
     told = tools.simple_query(ringed, "Is the scenery behind it out of focus?")
     assert (told.text, told.source) == ("yes", "focus")
     assert tools.simple_query(ringed, "Would you call the backdrop sharp or fuzzy?").text == "fuzzy"
+    # options of several words are the measure's too: the answer is the option as the question words it
+    assert tools.simple_query(ringed, "Is the scenery behind it in focus or out of focus?").text == "out of focus"
     # a negated question is not the frame's focus question: the measure does not answer it the other way round
     with pytest.raises(_AskedTheLLM):
         tools.simple_query(ringed, "Is the background not blurred?")
