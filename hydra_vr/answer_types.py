@@ -612,6 +612,7 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             # "is the car red or dark blue": the noun of the question's own "the" is the subject, not the option ("in
             # the top left or the top right" keeps its words: that "the" is a place's)
             group = group[1:]
+            j += 1  # the first option now starts one word on
         items.insert(0, group)
         while j >= 0 and tokens[j] in _ARTICLES and j > 0 and tokens[j - 1] == ",":
             j -= 1  # "the bus, THE car or the bike"

@@ -38,12 +38,12 @@ POSSESSIVES = frozenset({"his", "her", "their", "its", "my", "your", "our"})
 # The closed classes WordNet leaves out (it lists nouns, verbs, adjectives and adverbs only): determiners, pronouns,
 # prepositions, conjunctions, question words and modals. A word WordNet does not know and that is none of these is
 # a new open-class word ("hoodie"): :func:`hydra_vr.lexicon.wordnet.unknown`.
-FUNCTION_WORDS = frozenset({
-    "the", "this", "that", "these", "those", "what", "which", "whose", "whom", "who", "whoever", "whichever", "whatever",
-    "where", "when", "whenever", "wherever", "how", "why", "whether", "she", "her", "hers", "him", "his", "you", "your",
-    "yours", "our", "ours", "their", "theirs", "them", "they", "others", "and", "nor", "than", "because", "although",
-    "though", "unless", "for", "from", "with", "without", "into", "onto", "upon", "toward", "towards", "against",
-    "among", "amongst", "beside", "during", "could", "would", "should", "shall", "might", "must",
+FUNCTION_WORDS = ARTICLES | POSSESSIVES | frozenset({
+    "this", "that", "these", "those", "what", "which", "whose", "whom", "who", "whoever", "whichever", "whatever",
+    "where", "when", "whenever", "wherever", "how", "why", "whether", "she", "hers", "him", "you", "yours", "ours",
+    "theirs", "them", "they", "others", "and", "nor", "than", "because", "although", "though", "unless", "for", "from",
+    "with", "without", "into", "onto", "upon", "toward", "towards", "against", "among", "amongst", "beside", "during",
+    "could", "would", "should", "shall", "might", "must",
 })
 
 # The WordNet senses of the photo a question is asked about ("the left side of the picture", "is the shot blurry?").
@@ -79,9 +79,9 @@ FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), k
 _UPSIDE_DOWN = ("upside down", "upside-down", "inverted", "flipped")
 _UPRIGHT = ("upright", "right side up", "right way up", "normal")
 ORIENTATION_POLES = {**{w: "upside down" for w in _UPSIDE_DOWN}, **{w: "upright" for w in _UPRIGHT}}
-# the words that ask about it in a yes/no ("Is the label upside down?"): "upright" alone stands for a posture too
 # Phrases of several words that stand as one option of a choice ("in focus or out of focus", "upright or upside down").
 SET_PHRASES = tuple(sorted({p for p in (*FOCUS_POLES, *ORIENTATION_POLES) if " " in p or "-" in p}, key=len, reverse=True))
+# the words that ask about it in a yes/no ("Is the label upside down?"): "upright" alone stands for a posture too
 ORIENTATION_ONLY = re.compile(r"\b(upside[ -]down|inverted|right (?:side|way) up)\b")
 # What lies behind the subject: a question about these asks about the photo's background.
 BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)\b")
