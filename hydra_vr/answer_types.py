@@ -612,34 +612,17 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             # "is the car red or dark blue": the noun of the question's own "the" is the subject, not the option ("in
             # the top left or the top right" keeps its words: that "the" is a place's)
             group = group[1:]
-            j += 1  # the first option now starts one word on
         items.insert(0, group)
         while j >= 0 and tokens[j] in _ARTICLES and j > 0 and tokens[j - 1] == ",":
             j -= 1  # "the bus, THE car or the bike"
         if j < 0 or tokens[j] != ",":
             break
-    right = _parallel(tokens, j + 1, items, right)
     options = [_strip(w).replace("_", " ") for w in items] + [_strip(right).replace("_", " ")]
     options = [o for o in dict.fromkeys(options) if o]
     return tuple(options) if len(options) >= 2 else None
 
 
 _SET_PHRASE = re.compile(r"\b(" + "|".join(map(re.escape, SET_PHRASES)) + r")\b")
-# Prepositions a parallel second option repeats ("made of wood or OF brick", "covered with snow or WITH sand").
-_PARALLEL_PREPS = {"of", "with", "through", "for", "about", "like", "without", "across", "along", "around"}
-
-
-def _parallel(tokens: list[str], start: int, items: list[list[str]], right: list[str]) -> list[str]:
-    """The last option of an "A or B" written parallel to the first: a preposition said before both is not part of
-    it ("made of wood or of brick": "brick"), and a noun after it that the adjective before "or" shares is not either
-    ("long or short fur", "blonde or dark hair": "short", "dark"; not "red or dark blue", whose last word is a colour).
-    ``start``: the index in ``tokens`` of the first option's first word."""
-    if len(right) > 1 and right[0] in _PARALLEL_PREPS and start > 0 and tokens[start - 1] == right[0]:
-        right = right[1:]
-    if (len(right) == 2 and len(items) == 1 and len(items[0]) == 1 and wn.is_adjective(items[0][0])
-            and wn.is_adjective(right[0]) and wn.mostly_noun(right[1]) and not wn.is_adjective(right[1])):
-        right = right[:1]
-    return right
 
 
 def expected_type(question: str, choices: Sequence[str] | None = None) -> AnswerSpec:
