@@ -548,6 +548,10 @@ _LEFT_STOP = _AUX + ("the", "a", "an", "this", "that", "it", "he", "she", "they"
                      "from", "with", "than", "for", "there", "which", "who", "what", "where")
 
 
+# The lexicon's phrases of several words that stand as one option ("out of focus"), the longest first.
+_SET_PHRASE = re.compile(r"\b(" + "|".join(map(re.escape, SET_PHRASES)) + r")\b")
+
+
 def _strip(words: list[str]) -> str:
     words = [w for w in words if w not in _ARTICLES]
     while len(words) > 1 and words[-1] in _TAIL_NOISE:
@@ -620,9 +624,6 @@ def _named_options(question: str) -> tuple[str, ...] | None:
     options = [_strip(w).replace("_", " ") for w in items] + [_strip(right).replace("_", " ")]
     options = [o for o in dict.fromkeys(options) if o]
     return tuple(options) if len(options) >= 2 else None
-
-
-_SET_PHRASE = re.compile(r"\b(" + "|".join(map(re.escape, SET_PHRASES)) + r")\b")
 
 
 def expected_type(question: str, choices: Sequence[str] | None = None) -> AnswerSpec:

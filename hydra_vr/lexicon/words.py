@@ -72,7 +72,8 @@ def one_of(word: str, nouns: frozenset[str]) -> bool:
 _SHARP = ("in sharp focus", "in focus", "focused", "sharp", "crisp", "clear")
 _BLURRY = ("out of focus", "unfocused", "blurry", "blurred", "blur", "fuzzy", "bokeh")
 FOCUS_POLES = {**{w: "sharp" for w in _SHARP}, **{w: "blurry" for w in _BLURRY}}
-FOCUS_ONLY = frozenset({"in sharp focus", "in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur", "bokeh"})
+FOCUS_ONLY = frozenset({"in sharp focus", "in focus", "focused", "out of focus", "unfocused", "blurry", "blurred", "blur",
+                        "bokeh"})
 # Any focus word in a text, the longest first, so that "out of focus" is read whole.
 FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), key=len, reverse=True)) + r")\b")
 # Words of a thing's orientation, by the pole they name: text on it is read one way up or the other.
@@ -80,7 +81,8 @@ _UPSIDE_DOWN = ("upside down", "upside-down", "inverted", "flipped")
 _UPRIGHT = ("upright", "right side up", "right way up", "normal")
 ORIENTATION_POLES = {**{w: "upside down" for w in _UPSIDE_DOWN}, **{w: "upright" for w in _UPRIGHT}}
 # Phrases of several words that stand as one option of a choice ("in focus or out of focus", "upright or upside down").
-SET_PHRASES = tuple(sorted({p for p in (*FOCUS_POLES, *ORIENTATION_POLES) if " " in p or "-" in p}, key=len, reverse=True))
+SET_PHRASES = tuple(sorted({p for p in (*FOCUS_POLES, *ORIENTATION_POLES) if " " in p or "-" in p}, key=len,
+                          reverse=True))
 # the words that ask about it in a yes/no ("Is the label upside down?"): "upright" alone stands for a posture too
 ORIENTATION_ONLY = re.compile(r"\b(upside[ -]down|inverted|right (?:side|way) up)\b")
 # What lies behind the subject: a question about these asks about the photo's background.
