@@ -377,7 +377,7 @@ class VisionToolbox:
         how sharp a part of the whole photo is (``api.focus``), the whole photo's light (``api.light``: day or
         night, a clear sky), which way up its text is (``api.orientation``), whether its faces smile
         (``api.expression``); None when they do not decide."""
-        frame = self.ctx.read_question(question) if self.ctx.read_question is not None else None
+        frame = self._frame(question)
         placed = (where_ops.answer_place(self.look_for, image, frame.place, box.to_list(None) if box else None, photo_size)
                   if frame is not None and frame.place is not None else None)
         if placed is not None:
@@ -396,6 +396,10 @@ class VisionToolbox:
         if oriented is not None:
             return Answer(text=oriented[0], source="orientation", evidence=oriented[1])
         return self._expressed(image, frame) or self._sized(question, box, photo_size)
+
+    def _frame(self, question: str) -> Any:
+        """``question``'s frame, or None for a toolbox told nothing of questions (no ``read_question``)."""
+        return self.ctx.read_question(question) if self.ctx.read_question is not None else None
 
     def _expressed(self, image: Image.Image, frame: Any) -> Answer | None:
         """The answer the faces of ``image`` give to "Is the chef smiling?" (``frame``: the question's, or None;
@@ -425,8 +429,8 @@ class VisionToolbox:
             # Colours are measured from pixels rather than guessed by a model.
             verdict, evidence = color_ops.has_color(image, prop, foreground=foreground)
         # "background", "blurry" of the whole photo, "big" of a crop by its box: measured, whatever the backends
-        elif (measured := self._expressed(image, self.ctx.read_question(question) if self.ctx.read_question else None)
-              or self._sized(question, box, photo_size) if foreground else self._measured(image, question)) is not None:
+        elif (measured := self._expressed(image, self._frame(question)) or self._sized(question, box, photo_size)
+              if foreground else self._measured(image, question)) is not None:
             verdict, evidence = measured.text == "yes", measured.evidence or measured.text
         elif self.has("matcher"):
             scores = self.backend("matcher").match([image], [property_caption(name, prop), f"a photo of a {name}"])[0]
