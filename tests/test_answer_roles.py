@@ -482,6 +482,29 @@ def test_a_category_question_is_answered_from_the_classifier_at_the_level_asked(
     assert len(script2.messages("describe")) == 1
 
 
+def test_a_small_thing_of_the_category_is_named_from_the_classifiers_region(toolbox_with_llm, photo):
+    # A small cup of coffee pasted into a corner of the motorcycle photo: the whole photo's labels are the
+    # motorcycle's, but the classifier's region for kinds of beverage, classified alone, is espresso; no LLM call
+    from PIL import Image
+
+    from hydra_vr.api import bind_toolbox
+
+    scene = Image.open(photo("motorcycle")).convert("RGB")
+    cup = Image.open(photo("coffee")).convert("RGB")
+    scene.paste(cup.resize((int(cup.width * 0.4), int(cup.height * 0.4))), (0, 0))
+    script = Script(describe=[])
+    toolbox_with_llm.holder["llm"] = script.chat
+    answer = toolbox_with_llm.simple_query(scene, "Which beverage is up in the corner?")
+    assert (answer.text, answer.source) == ("espresso", "describe:category")
+    assert "classified alone" in answer.evidence and script.messages("describe") == []
+    # without the cup, nothing of the kind is there to name: the LLM is asked as before
+    script2 = Script(describe=[ans("tea")])
+    toolbox_with_llm.holder["llm"] = script2.chat
+    assert bind_toolbox(toolbox_with_llm)(Image.open(photo("motorcycle")).convert("RGB")).simple_query(
+        "Which beverage is up in the corner?") == "tea"
+    assert len(script2.messages("describe")) == 1
+
+
 def test_an_answer_written_down_without_looking_is_refused_in_the_first_program(toolbox_with_llm, sandbox, photo):
     # "moving" both ways round (describe asks a choice twice, its options reversed the second time)
     script = Script(reasoner=[code('final_answer = "parked"')], describe=[ans("moving"), ans("moving")])

@@ -31,7 +31,7 @@ from hydra_vr.api import shapes as shape_ops
 from hydra_vr.api import text_layout
 from hydra_vr.api.backends import imagenet
 from hydra_vr.api.backends.coco import CocoNameMapper
-from hydra_vr.api.tools import ToolContext, search_settles
+from hydra_vr.api.tools import Localizer, ToolContext, search_settles
 from hydra_vr.api.types import Answer, Box, is_object_crop, object_crop
 from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.prompts import load_examples, render_prompt
@@ -403,10 +403,36 @@ class DescribeVQA:
         pairs = [(index[ls.label.lower()], ls.score) for ls in labels if ls.label.lower() in index]
         named = imagenet.category_names(pairs, category)
         if not named or named[0][1] < self.category_score:
-            return None
+            return self._category_region(image, category, findings)
         seen = ", ".join(f"{ls.label} {ls.score:.2f}" for ls in labels[:5])
         return named[0][0], (f"The classifier saw {seen}; as kinds of {category}: "
                              + ", ".join(f"{n} {m:.2f}" for n, m in named[:3]))
+
+    def _category_region(self, image: Image.Image, category: str, findings: dict) -> tuple[str, str] | None:
+        """:meth:`_category` where the whole photo's labels fall short of ``category_score``: a small thing (a ball on
+        a shelf) is a small share of the whole photo's view. The classifier's own region for the category
+        (``localize``: where it sees its likeliest kind, classified again on that region alone), its label named at
+        the level asked where the region's kinds of the category hold ``category_score`` of it; else None. Not where
+        the detector found a kind of the category: its class already names the thing at a level a person answers
+        with (a bus), where a region's label may be another thing's."""
+        classifier = self.ctx.toolbox.backend("classifier")
+        if not isinstance(classifier, Localizer):
+            return None
+        detected = [o["label"] for o in (findings.get("relevant") or []) + (findings.get("objects") or [])]
+        if any(wn.word_is_a(label, category) for label in detected):
+            return None
+        index = imagenet.class_index()
+        regions = [d for d in classifier.localize(image, category) if d.label.lower() in index]
+        if not regions or regions[0].score < self.category_score:
+            return None
+        best = regions[0]
+        named = imagenet.category_names([(index[best.label.lower()], best.score)], category)
+        if not named:
+            return None
+        box = [int(v) for v in best.box.to_list(0)]
+        return named[0][0], (f"The whole photo's classifier labels hold too little of any kind of {category}; its region at "
+                             f"{box}, classified alone, is {best.label} ({best.score:.2f} for kinds of {category}), named "
+                             f"as a kind of {category}: {named[0][0]}")
 
     def _subject_listed(self, question: str, relevant: list[dict]) -> bool:
         """Whether a detection among ``relevant`` (the things the question names) is of the frame's subject, the thing
