@@ -22,6 +22,10 @@ from hydra_vr.question import parse
     ("What old wooden vehicle is parked by the barn?", "vehicle"),
     ("What electric musical instrument is on the stage?", "musical instrument"),  # a compound noun stays whole
     ("Which three letters are on the flag?", None),              # letters are no kind of thing a photo shows
+    ("What reptile basks on the wall?", "reptile"),             # any verb form of its own follows the kind
+    ("Which fish swam past the diver?", "fish"),
+    ("What mammal naps under the porch?", "mammal"),
+    ("What is the girl feeding the goat?", None),               # a verb's base or -ing form names no kind
 ])
 def test_category_asked(question: str, category: str | None) -> None:
     assert parse(question).category == category

@@ -279,9 +279,11 @@ def asked_category(question: str) -> str | None:
         if phrase is None or _no_category(phrase) or (k and not wn.names_things(phrase)):
             continue  # past adjectives, a kind of thing a photo shows ("which two words": no category)
         tail = words[len(phrase.split()):]
-        # "what reptile is that", "which bird sits ...": a verb or the end follows; "what man ..." asks "who"
-        if not tail or tail[0] in ("is", "are", "was", "were", "do", "does", "can", "could", "might", "sits", "stands",
-                                   "appears", "in", "on", "at", "shown", "pictured", "here", "there"):
+        # "what reptile is that", "which bird sits ...", "what animal sleeps ...": a verb or the end follows; "what
+        # man ..." asks "who". After a number the word is what it counts ("which three letters"), not a verb.
+        if not tail or tail[0] in ("is", "are", "was", "were", "do", "does", "can", "could", "might", "in", "on", "at",
+                                   "shown", "pictured", "here", "there") or (
+                _finite_verb(tail[0]) and not wn.is_a(wn.main_sense(phrase), "number")):
             return phrase
     return None
 
@@ -302,6 +304,12 @@ def _do_verb(words: Sequence[str]) -> int:
 def _base_verb(word: str) -> bool:
     """A verb in its base form ("hold", "wear", "have"): after a do-question's subject it says what the subject does."""
     return wn.is_verb(word) and wn.wordnet().morphy(word, "v") == word
+
+
+def _finite_verb(word: str) -> bool:
+    """A verb in a form of its own, not its base ("sits", "sleeps", "lies", "perched"): after a noun phrase it is
+    the verb of what the phrase names."""
+    return wn.is_verb(word) and wn.wordnet().morphy(word, "v") not in (None, word)
 
 
 def _progressive(word: str) -> bool:
