@@ -165,6 +165,27 @@ def test_describe_gives_an_unsettled_presence_the_prior_and_leaves_a_placed_thin
     assert d2.answer(bus, "Is there no insect?").text == "yes" and len(chat2.calls) == 1
 
 
+def test_people_neither_the_detector_nor_the_face_detector_sees_are_not_there(embedded_toolbox, photo) -> None:
+    # two tools that each see people found none: a search that settles it, with no LLM call
+    coffee = Image.open(photo("coffee")).convert("RGB")
+    dets, meta = embedded_toolbox.look_for(coffee, "women")
+    assert dets == [] and meta.get("measured") and "no face" in meta["mapping"]
+    d, chat = _describe(embedded_toolbox, [])
+    got = d.answer(coffee, "Are there any kids in this picture?")
+    assert (got.text, got.source) == ("no", "describe:search")
+    assert d.answer(coffee, "Is there a dog in the photo?").source == "describe:prior"  # not a person: unsettled
+    assert chat.calls == []
+    # a face the detector's person class missed (a tight crop of one): no settled absence
+    face = embedded_toolbox.backend("faces").detect_faces(Image.open(photo("bus")).convert("RGB"))[1].box
+    pad_x, pad_y = 0.1 * face.width, 0.1 * face.height
+    crop = Image.open(photo("bus")).convert("RGB").crop(
+        (int(face.x1 - pad_x), int(face.y1 - pad_y), int(face.x2 + pad_x), int(face.y2 + pad_y)))
+    dets, meta = embedded_toolbox.look_for(crop, "person")
+    assert dets == [] and not meta.get("measured")
+    # grounding presumes its thing is there: no absence is settled for it
+    assert not embedded_toolbox.look_for(coffee, "man", presumed=True)[1].get("measured")
+
+
 def test_describe_keeps_a_choice_of_colours_to_those_measured(embedded_toolbox) -> None:
     board = Image.new("RGB", (160, 120), (250, 250, 250))
     ImageDraw.Draw(board).rectangle((20, 15, 140, 105), fill=(30, 60, 220))  # a blue board on white

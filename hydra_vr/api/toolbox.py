@@ -227,6 +227,11 @@ class VisionToolbox:
                         dets = [dataclasses.replace(dets[0], box=best[0].box), *dets[1:]]
                         how += f"; the first box is the detector's likeliest {best[0].label} box (its score {best[0].score:.2f})"
                     meta["mapping"] = f"{meta.get('mapping') or repr(name)}; the detector found none, {how}"
+            if not dets and not presumed and map_name is not None and self._missed_person_has_no_face(image, name, map_name):
+                # two tools that each see people saw none: that is a search, as an outline search is (NanoDet alone
+                # misses small boats; a person it missed mostly shows a face the face detector finds)
+                meta["mapping"] = f"{meta.get('mapping') or repr(name)}; the detector found no person and the face detector no face"
+                meta["measured"] = True
             if map_name is not None and not map_name(name):
                 kinds = shape_ops.shape_kinds(name) if self.config.shapes else ()
                 colours = color_ops.region_colors(name)
@@ -258,6 +263,11 @@ class VisionToolbox:
                 log.info("find(%r): %s", name, meta["mapping"])
         dets.sort(key=lambda d: d.score, reverse=True)
         return dets, meta
+
+    def _missed_person_has_no_face(self, image: Image.Image, name: str, map_name: Any) -> bool:
+        """Whether ``name`` means people only (the detector's person class: "children", "a man") and the face
+        detector, a second tool that sees them, finds no face in ``image`` either."""
+        return set(map_name(name).classes) == {"person"} and self.has("faces") and not self.backend("faces").detect_faces(image)
 
     def _outlines(self, image: Image.Image, name: str, kinds: tuple[str, ...]) -> tuple[list[Detection], str]:
         """find() by outline for a name the detector has no class for; returns (detections, how)."""
