@@ -29,7 +29,7 @@ from typing import Any, Literal
 from hydra_vr import gazetteer
 from hydra_vr.asked import PlaceAsked
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
-from hydra_vr.lexicon.words import GENERIC_NOUNS, POSSESSIVES, SET_PHRASES, photo_nouns
+from hydra_vr.lexicon.words import GENERIC_NOUNS, PERSON_PRONOUNS, POSSESSIVES, SET_PHRASES, photo_nouns
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
 
@@ -207,6 +207,8 @@ _PRESENCE = [
     re.compile(r"^(?:is|are) (?P<neg>no )?(?:any |a |an |some )?(?P<x>.+?) (?:present|visible|shown|there)(?: in .*)?$"),
     re.compile(r"^(?:can|do) you (?P<neg>not )?see (?:any |a |an |some )?(?P<x>.+)$"),
 ]
+# "Is anyone riding the bike?", "is there somebody in the boat?": whether a person is there, doing or placed as the rest says
+_PERSON_PRESENCE = re.compile(r"^(?:is|was) (?:there )?(?:" + "|".join(sorted(PERSON_PRONOUNS)) + r")\b ?(?P<where>.*)$")
 _PRESENCE_END = re.compile(r"\s+(?:in|on|at|inside|near|under|behind|beside|next|above|below|within|among|present|"
                            r"visible|shown|anywhere|here|there)\b.*$")
 
@@ -225,21 +227,30 @@ _ANYWHERE = re.compile(r"^(?:(?:in|on|within) (?:the|this) (?:image|picture|phot
                        r"visible|shown|anywhere|here|there)\b\s*")
 
 
+def _placed(where: str) -> str:
+    """Where a presence question places its thing, without the words that place it nowhere in particular ("in the
+    photo", "here")."""
+    where = where.strip()
+    while where and _ANYWHERE.match(where):
+        where = _ANYWHERE.sub("", where, count=1).strip()
+    return where
+
+
 def asked_presence(question: str) -> Presence | None:
     """The :class:`Presence` a presence question asks about, or None for any other question:
     "Is there a yellow shape in the image?" -> yellow shape, "Is no teal shape present?" -> teal shape,
     negated; "Are there cups on the shelf?" -> cups, where "on the shelf". What to look for is the
     phrase before where the question places it."""
     q = " ".join(_words(question.replace("?", " ")))
+    if m := _PERSON_PRESENCE.match(q):
+        return Presence("person", False, _placed(m.group("where")))
     for pattern in _PRESENCE:
         m = pattern.match(q)
         if not m:
             continue
         phrase = m.group("x")
         cut = _PRESENCE_END.search(phrase)
-        thing, where = (phrase[: cut.start()], phrase[cut.start():].strip()) if cut else (phrase, "")
-        while where and _ANYWHERE.match(where):
-            where = _ANYWHERE.sub("", where, count=1).strip()
+        thing, where = (phrase[: cut.start()], _placed(phrase[cut.start():])) if cut else (phrase, "")
         if re.match(r"(more|fewer|less|at least|at most|exactly|only|\d+)\b", thing):
             return None  # "are there more than two people": a count, not a presence
         thing = re.sub(r"^(?:anything|something|things?|objects?) ", "", thing.strip())  # "anything red" -> red

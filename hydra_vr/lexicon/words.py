@@ -43,8 +43,12 @@ FUNCTION_WORDS = ARTICLES | POSSESSIVES | frozenset({
     "where", "when", "whenever", "wherever", "how", "why", "whether", "she", "hers", "him", "you", "yours", "ours",
     "theirs", "them", "they", "others", "and", "nor", "than", "because", "although", "though", "unless", "for", "from",
     "with", "without", "into", "onto", "upon", "toward", "towards", "against", "among", "amongst", "beside", "during",
-    "could", "would", "should", "shall", "might", "must",
+    "could", "would", "should", "shall", "might", "must", "anyone", "anybody",
 })
+
+# The pronouns that stand for some person ("is anyone riding it?"); WordNet lists "someone" and "somebody" as a person,
+# not "anyone" or "anybody".
+PERSON_PRONOUNS = frozenset({"anyone", "anybody", "someone", "somebody"})
 
 # The WordNet senses of the photo a question is asked about ("the left side of the picture", "is the shot blurry?").
 _PHOTO_SENSES = ("photograph.n.01", "picture.n.01", "snapshot.n.01")
