@@ -35,6 +35,9 @@ def phrase_end(words: Sequence[str], start: int = 0) -> int:
 ARTICLES = frozenset({"a", "an", "the", "some"})
 # Whose a thing is, before its noun ("holding his hat"): like an article, it names nothing itself.
 POSSESSIVES = frozenset({"his", "her", "their", "its", "my", "your", "our"})
+# The pronouns that stand for some person ("is anyone riding it?"); WordNet lists "someone" and "somebody" as a person,
+# not "anyone" or "anybody".
+PERSON_PRONOUNS = frozenset({"anyone", "anybody", "someone", "somebody"})
 # The closed classes WordNet leaves out (it lists nouns, verbs, adjectives and adverbs only): determiners, pronouns,
 # prepositions, conjunctions, question words and modals. A word WordNet does not know and that is none of these is
 # a new open-class word ("hoodie"): :func:`hydra_vr.lexicon.wordnet.unknown`.
@@ -43,12 +46,8 @@ FUNCTION_WORDS = ARTICLES | POSSESSIVES | frozenset({
     "where", "when", "whenever", "wherever", "how", "why", "whether", "she", "hers", "him", "you", "yours", "ours",
     "theirs", "them", "they", "others", "and", "nor", "than", "because", "although", "though", "unless", "for", "from",
     "with", "without", "into", "onto", "upon", "toward", "towards", "against", "among", "amongst", "beside", "during",
-    "could", "would", "should", "shall", "might", "must", "anyone", "anybody",
-})
-
-# The pronouns that stand for some person ("is anyone riding it?"); WordNet lists "someone" and "somebody" as a person,
-# not "anyone" or "anybody".
-PERSON_PRONOUNS = frozenset({"anyone", "anybody", "someone", "somebody"})
+    "could", "would", "should", "shall", "might", "must",
+}) | PERSON_PRONOUNS
 
 # The WordNet senses of the photo a question is asked about ("the left side of the picture", "is the shot blurry?").
 _PHOTO_SENSES = ("photograph.n.01", "picture.n.01", "snapshot.n.01")

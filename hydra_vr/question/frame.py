@@ -283,7 +283,7 @@ def asked_category(question: str) -> str | None:
         # man ..." asks "who". After a number the word is what it counts ("which three letters"), not a verb.
         if not tail or tail[0] in ("is", "are", "was", "were", "do", "does", "can", "could", "might", "in", "on", "at",
                                    "shown", "pictured", "here", "there") or (
-                _finite_verb(tail[0]) and not wn.is_a(wn.main_sense(phrase), "number")):
+                _finite_verb(tail[0]) and not ((sense := wn.main_sense(phrase)) is not None and wn.is_a(sense, "number"))):
             return phrase
     return None
 
