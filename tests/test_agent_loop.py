@@ -648,20 +648,21 @@ def test_a_yes_to_is_anyone_with_no_person_found_is_rewritten_to_no(embedded_too
     # the program answers from the cup it found; one more find("person") in the real photo finds no one
     program = code('cups = ImagePatch(image).find("cup")\nfinal_answer = bool_to_yesno(len(cups) > 0)')
     question = "Is anybody sipping from the cup?"
-    # the rewrite alone (the check that refuses a yes resting on the cup's find alone switched off)
+    # the rewrite alone (the checks that refuse a yes resting on the cup's find alone switched off)
     agent = HydraAgent(AgentConfig(mode="vipergpt"), RoleScript(reasoner=[program]).chat, embedded_toolbox, sandbox,
-                       disabled_checks=["existence_for_state"])
+                       disabled_checks=["existence_for_state", "presence_unsearched"])
     result = agent.run(str(photo("coffee")), question)
     assert result.ok, result.error
     assert result.answer == "no"
     assert [(c["check"], c["answer"], c.get("to")) for c in result.checks] == [("nobody_there", "yes", "no")]
     assert 'find("person") found no one' in result.steps[0].feedback
-    # with it, the yes is refused first; no one is there, so the answer is still no
+    # with them, the yes is refused first (a presence question about a person: the cup's find shows none); no one is
+    # there, so the answer is still no
     both = make_agent(RoleScript(reasoner=[program]), embedded_toolbox, sandbox, mode="vipergpt").run(str(photo("coffee")), question)
-    assert both.answer == "no" and [c["check"] for c in both.checks] == ["existence_for_state", "nobody_there"]
+    assert both.answer == "no" and [c["check"] for c in both.checks] == ["presence_unsearched", "nobody_there"]
     # switched off by name, the program's own answer stands
     off = HydraAgent(AgentConfig(mode="vipergpt"), RoleScript(reasoner=[program]).chat, embedded_toolbox, sandbox,
-                     disabled_checks=["nobody_there", "existence_for_state"])
+                     disabled_checks=["nobody_there", "existence_for_state", "presence_unsearched"])
     assert off.run(str(photo("coffee")), question).answer == "yes"
 
 
