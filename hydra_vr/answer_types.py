@@ -156,7 +156,7 @@ def composed_of(answer: Any, question: str, replies: Sequence[Any]) -> str | Non
 
 # "Is anyone sitting on the bench?", "Is someone holding an umbrella?": yes presupposes a person.
 _ANYONE = re.compile(r"^\s*(?:is|are|was|were|does|do|did|can|could)\s+(?:there\s+)?"
-                     r"(?:anyone|anybody|someone|somebody|any\s+(?:one|person|people|man|woman|men|women))\b", re.I)
+                     r"(?:" + "|".join(sorted(PERSON_PRONOUNS)) + r"|any\s+(?:one|person|people|man|woman|men|women))\b", re.I)
 
 
 def asks_anyone(question: str) -> bool:
