@@ -62,10 +62,22 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> list[int
     return keep
 
 
+def one_box_per_thing(dets: Sequence[Detection], iou: float) -> list[Detection]:
+    """``dets`` (best first) less each that covers the same pixels (IoU >= ``iou``) as a better one found for the same
+    query. NMS runs per class, so a name of several classes ("vehicle": car, truck, ...) came back with one thing under
+    two of them (a truck also scored as a car), and a count of vehicles took it for two. Within one class NMS has
+    already kept one box; across queries ("cat", "dog") each name keeps its own."""
+    kept: list[Detection] = []
+    for d in dets:
+        if all(k.query != d.query or k.box.iou(d.box) < iou for k in kept):
+            kept.append(d)
+    return kept
+
+
 class NanoDetDetector:
     """COCO-80 detector. Options: score_threshold, iou_threshold, max_detections, model_path,
     num_threads, embedding_fallback (map unknown names by MiniLM similarity), verify_checksum, likeliest_floor
-    (the least score of :meth:`likeliest`'s box)."""
+    (the least score of :meth:`likeliest`'s box), same_thing_iou (:func:`one_box_per_thing`)."""
 
     def __init__(
         self,
@@ -80,6 +92,7 @@ class NanoDetDetector:
         embedding_threshold: float = 0.62,
         verify_checksum: bool = True,
         likeliest_floor: float = 0.05,
+        same_thing_iou: float = 0.7,
     ) -> None:
         self.ctx = ctx or ToolContext()
         self.score_threshold = score_threshold
@@ -87,6 +100,7 @@ class NanoDetDetector:
         # COCO evaluation drops detections under 0.05 (mmdetection's test-time score_thr): below it a box is no
         # guess at all (a giraffe on a photo of coffee cups scores 0.02)
         self.likeliest_floor = likeliest_floor
+        self.same_thing_iou = same_thing_iou
         self.max_detections = max_detections
         self.model_path = Path(model_path) if model_path else default_model_path()
         self.num_threads = num_threads
@@ -211,4 +225,5 @@ class NanoDetDetector:
         if not wanted:
             return []
         dets = self.detect_classes(image, list(wanted))
-        return [Detection(d.box, d.label, d.score, d.source, query=wanted[COCO_CLASSES.index(d.label)]) for d in dets]
+        named = [Detection(d.box, d.label, d.score, d.source, query=wanted[COCO_CLASSES.index(d.label)]) for d in dets]
+        return one_box_per_thing(named, self.same_thing_iou)
