@@ -32,18 +32,14 @@ def test_boxes_that_only_overlap_and_names_asked_apart_are_kept() -> None:
 
 
 @pytest.mark.slow
-def test_nanodet_counts_a_close_view_of_a_coach_as_one_vehicle(sample_image) -> None:
+def test_nanodet_counts_a_close_view_of_a_coach_as_one_vehicle() -> None:
+    from hydra_vr.assets import resolve_image
+
     # the lower left of the packaged bus photo: the coach fills the crop, and four classes fire on it
-    view = sample_image("bus").crop((101, 270, 506, 810))
+    view = Image.open(resolve_image("sample:bus")).convert("RGB").crop((101, 270, 506, 810))
     per_class = NanoDetDetector(same_thing_iou=1.01).detect(view, ["vehicle"])  # 1.01: never the same thing
     assert len({d.label for d in per_class}) >= 3 and len(per_class) >= 3
     found = NanoDetDetector().detect(view, ["vehicle"])
     assert len(found) == 1 and found[0].label == "bus"
     assert NanoDetDetector().detect(view, ["bus"])[0].box == found[0].box  # the class asked alone: the same box
 
-
-@pytest.fixture
-def sample_image():
-    from hydra_vr.assets import resolve_image
-
-    return lambda name: Image.open(resolve_image(f"sample:{name}")).convert("RGB")
