@@ -40,9 +40,24 @@ def _imagenet(offset: int):
     (2099601, "dog", "golden retriever"),  # asked which dog, the breed is the answer
     (2124075, "animal", "cat"),         # n02124075 Egyptian cat
     (7753592, "fruit", "banana"),       # n07753592 banana: an everyday word stays itself
+    (2129604, "animal", "tiger"),       # n02129604 tiger: the corpus saw the word as often for a bold person
 ])
 def test_basic_name_answers_at_the_level_asked(offset: int, category: str, name: str) -> None:
     assert wn.basic_name(_imagenet(offset), category) == name
+
+
+def test_a_tie_in_the_tagged_corpus_is_no_clear_sense() -> None:
+    from hydra_vr.api.backends.coco import wordnet_class
+
+    # the corpus saw "tiger" once as an audacious person and once as the cat: both are its most seen senses
+    assert [s.name() for s in wn.most_seen_senses("tiger")] == ["tiger.n.01", "tiger.n.02"]
+    assert wn.clear_noun_sense("tiger") is None
+    assert wordnet_class("tigers") is None  # so the detector's person class does not stand in for the cat
+    assert wn.main_sense("tiger").name() == "tiger.n.01"  # the first of a tie, as before
+    # a word the corpus reads one way keeps its sense and its class
+    assert [s.name() for s in wn.most_seen_senses("terrier")] == [wn.clear_noun_sense("terrier").name()]
+    assert wordnet_class("terriers") == "dog"
+    assert wn.most_seen_senses("qwertyuiop") == []
 
 
 def test_missing_data_is_a_clear_error(monkeypatch, tmp_path) -> None:

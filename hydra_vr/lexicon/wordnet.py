@@ -255,14 +255,20 @@ def name_of(synset: Any) -> str:
     return synset.lemmas()[0].name().replace("_", " ")
 
 
-def main_sense(word: str) -> Any:
-    """The noun sense of ``word`` the tagged corpus saw most (the first on a tie): a tiger is the cat, not
-    the audacious person of its first sense. None for a word WordNet does not know as a noun."""
+def most_seen_senses(word: str) -> list[Any]:
+    """The noun senses of ``word`` the tagged corpus saw most, in WordNet's order: one where its count decides, several
+    on a tie it saw (the corpus saw "tiger" once as the audacious person and once as the cat), the first where it saw
+    none (WordNet lists the usual sense first). Empty for a word WordNet does not know as a noun."""
     word = _key(word)
     senses = wordnet().synsets(word, "n")
-    if not senses:
-        return None
-    return max(senses, key=lambda s: (_lemma_count(s, word), -senses.index(s)))
+    most = max((_lemma_count(s, word) for s in senses), default=0)
+    return [s for s in senses if _lemma_count(s, word) == most] if most else senses[:1]
+
+
+def main_sense(word: str) -> Any:
+    """The noun sense of ``word`` the tagged corpus saw most (the first on a tie: :func:`clear_noun_sense` says
+    where that is no reading to rely on). None for a word WordNet does not know as a noun."""
+    return next(iter(most_seen_senses(word)), None)
 
 
 def answer_noun(answer: str) -> str | None:
@@ -329,7 +335,8 @@ def used_as_noun(word: str) -> bool:
 def clear_noun_sense(word: str) -> Any:
     """:func:`main_sense` of ``word`` where it is clearly the sense meant: the word is no more often an adjective,
     verb or adverb than a noun in the tagged corpus ("white", "have", "upper" are not the person or the berth),
-    and it has one noun sense or the corpus saw its main one (a chameleon is a lizard or a fickle person: unclear).
+    and it has one noun sense or the corpus saw its main one more often than any other (a chameleon is a lizard or a
+    fickle person: unclear; the corpus saw "tiger" once as the cat and once as the audacious person: unclear too).
     None otherwise."""
     key = _key(word)
     sense = main_sense(key)
@@ -338,7 +345,7 @@ def clear_noun_sense(word: str) -> Any:
     noun = _seen(key)
     if any(wordnet().synsets(key, pos) and _seen(key, pos) >= max(noun, 1) for pos in "vasr"):
         return None
-    if len(wordnet().synsets(key, "n")) > 1 and not _lemma_count(sense, key):
+    if len(wordnet().synsets(key, "n")) > 1 and (not _lemma_count(sense, key) or len(most_seen_senses(key)) > 1):
         return None
     return sense
 
@@ -353,7 +360,7 @@ def everyday_name(synset: Any) -> str | None:
         word = lemma.name()
         if "_" in word or "-" in word or word[:1].isupper():
             continue  # "fox_squirrel", "Felis_catus": a compound or a Latin name says more than asked
-        if main_sense(word) != synset:
+        if synset not in most_seen_senses(word):
             continue  # "admiral" is a naval officer before it is a butterfly
         zipf = zipf_frequency(word, "en")
         if zipf >= EVERYDAY_ZIPF and (best is None or zipf > best[0]):
