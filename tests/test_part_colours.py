@@ -204,3 +204,24 @@ def test_a_part_question_takes_its_whole_as_there() -> None:
     d, chat = _describe(tb, ["pink"])
     d.answer(scene, "What colour is the frisbee's rim?")
     assert "The question asks about the rim of the frisbee" in chat.calls[0].last_user
+
+
+def test_a_whole_no_detector_class_names_is_looked_for_by_its_name() -> None:
+    from hydra_vr.api.toolbox import VisionToolbox
+    from hydra_vr.config import HydraConfig
+
+    scene = _scene()
+    ImageDraw.Draw(scene).rectangle((40, 60, 160, 200), fill=(120, 120, 124))  # a grey robot on the wall
+    ImageDraw.Draw(scene).ellipse((92, 120, 104, 132), fill=(250, 120, 190))  # its small pink button
+    tb = VisionToolbox(HydraConfig().vision)
+    tb._backends["detector"] = _FindsByName("robot", [40.0, 60.0, 160.0, 200.0])  # no COCO class is a robot
+    d, chat = _describe(tb, ["pink"])
+    d.answer(scene, "What colour is the robot's button?")
+    assert "The question asks about the button of the robot" in chat.calls[0].last_user
+    enum = chat.calls[0].json_schema["properties"]["answer"]["enum"]
+    assert "pink" in enum and "blue" not in enum  # the robot's colours, its small shares too, not the wall's
+    # a search by the whole's name that finds nothing leaves no part colours, as before
+    tb._backends["detector"] = _FindsByName("kite", [40.0, 60.0, 160.0, 200.0])
+    d, chat = _describe(tb, ["blue"])
+    d.answer(scene, "What colour is the robot's button?")
+    assert "no tool locates" not in chat.calls[0].last_user

@@ -575,8 +575,10 @@ class DescribeVQA:
         wholes = set(self._mapper.map(frame.whole).classes)
         found = next((d for d in dets if d.label in wholes), None)
         if found is None and not is_object_crop(image):  # the question takes the whole as there too
-            presumed = self.ctx.toolbox.look_for(image, frame.whole, presumed=True)[0] if wholes else []
-            found = next((d for d in presumed if d.label in wholes), None)
+            # a whole no detector class names ("the tiger's nose") is looked for as find() would: the classifier's
+            # region for it, whatever its label
+            presumed = self.ctx.toolbox.look_for(image, frame.whole, presumed=True)[0]
+            found = next((d for d in presumed if d.label in wholes or not wholes), None)
             if found is None:
                 return None  # the whole is not located either: nothing to measure the part within
         label = found.label if found is not None else frame.whole
