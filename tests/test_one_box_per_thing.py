@@ -43,3 +43,32 @@ def test_nanodet_counts_a_close_view_of_a_coach_as_one_vehicle() -> None:
     assert len(found) == 1 and found[0].label == "bus"
     assert NanoDetDetector().detect(view, ["bus"])[0].box == found[0].box  # the class asked alone: the same box
 
+
+
+def test_the_describe_listing_keeps_one_box_per_thing_of_one_name() -> None:
+    from hydra_vr.api.backends.coco import CocoNameMapper
+    from hydra_vr.api.backends.describe import _one_per_thing, _relevant_classes
+
+    named = _relevant_classes("Which vehicle is the dog sitting in?", CocoNameMapper())
+    assert named["car"] == named["truck"] == "vehicle" and named["dog"] == "dog"
+    car = Detection(Box(10, 10, 200, 120), "car", 0.7, "test")
+    truck = Detection(Box(12, 8, 205, 118), "truck", 0.5, "test")  # the same car, scored as a truck too
+    dog = Detection(Box(11, 9, 201, 119), "dog", 0.4, "test")  # another name's thing keeps its box
+    chair = Detection(Box(12, 8, 205, 118), "chair", 0.3, "test")  # a thing no name asks for is kept
+    assert _one_per_thing([car, truck, dog, chair], named, 0.7) == [car, dog, chair]
+    assert _one_per_thing([car, truck, dog, chair], named, None) == [car, truck, dog, chair]  # a detector without the rule
+
+
+@pytest.mark.slow
+def test_describe_names_a_close_view_of_a_coach_once(embedded_toolbox) -> None:
+    from hydra_vr.api.backends.describe import DescribeVQA
+    from hydra_vr.api.tools import ToolContext
+    from hydra_vr.api.types import mark_object_crop
+    from hydra_vr.assets import resolve_image
+    from hydra_vr.question import parse
+
+    view = Image.open(resolve_image("sample:bus")).convert("RGB").crop((101, 270, 506, 810))
+    found = DescribeVQA(ToolContext(toolbox=embedded_toolbox, read_question=parse)).describe(
+        mark_object_crop(view), "Which sort of vehicle do we see here?")
+    assert [o["label"] for o in found["relevant"]] == ["bus"]
+    assert not {"truck", "train", "car"} & {o["label"] for o in found["objects"]}

@@ -6,6 +6,7 @@ dataclasses so they pickle cheaply across the sandbox boundary.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -134,6 +135,18 @@ class Detection:
         d["box"] = self.box.to_list()
         d["score"] = round(self.score, 4)
         return d
+
+
+def one_box_per_thing(dets: Sequence[Detection], iou: float) -> list[Detection]:
+    """``dets`` (best first) less each that covers the same pixels (IoU >= ``iou``) as a better one found for the same
+    query. A detector's NMS runs per class, so a name of several classes ("vehicle": car, truck, ...) came back with one
+    thing under two of them (a truck also scored as a car), and a count of vehicles took it for two. Within one class
+    NMS has already kept one box; across queries ("cat", "dog") each name keeps its own."""
+    kept: list[Detection] = []
+    for d in dets:
+        if all(k.query != d.query or k.box.iou(d.box) < iou for k in kept):
+            kept.append(d)
+    return kept
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from hydra_vr.api import text_layout
 from hydra_vr.api.backends import imagenet
 from hydra_vr.api.backends.coco import CocoNameMapper
 from hydra_vr.api.tools import Localizer, ToolContext, search_settles
-from hydra_vr.api.types import Answer, Box, is_object_crop, object_crop
+from hydra_vr.api.types import Answer, Box, Detection, is_object_crop, object_crop, one_box_per_thing
 from hydra_vr.lexicon import wordnet as wn
 from hydra_vr.prompts import load_examples, render_prompt
 
@@ -44,15 +44,34 @@ _TEXT_QUESTION = re.compile(r"\b(text|written|write|say|says|read|word|words|let
 _PEOPLE_QUESTION = re.compile(r"\b(face|faces|person|people|man|woman|boy|girl|child|who)\b", re.I)
 
 
-def _relevant_classes(question: str, mapper: CocoNameMapper, frame: Any = None) -> set[str]:
-    """Detector classes the question names ("the man's shirt" -> person), by the detector's own mapping; a part of the
-    thing the frame names stands only for classes of its own kind (:func:`_subject_classes`)."""
+def _relevant_classes(question: str, mapper: CocoNameMapper, frame: Any = None) -> dict[str, str]:
+    """Detector classes the question names ("the man's shirt" -> person), by the detector's own mapping, each with
+    the name that asks for it (the first, in the question's order); a part of the thing the frame names stands only
+    for classes of its own kind (:func:`_subject_classes`)."""
     words = re.findall(r"[a-z]+", question.lower())
-    names = set(words) | {f"{a} {b}" for a, b in zip(words, words[1:])}
+    names = [*words, *(f"{a} {b}" for a, b in zip(words, words[1:]))]
     part = frame is not None and frame.subject and frame.whole and wn.part_of(frame.subject, frame.whole)
     skip = {frame.subject, frame.subject.split()[-1]} if part else set()
-    return ({c for n in names if n not in _STOPWORDS and skip.isdisjoint([n, *n.split()]) for c in mapper.map(n).classes}
-            | (_subject_classes(frame, mapper) if part else set()))
+    named: dict[str, str] = {}
+    for n in names:
+        if n not in _STOPWORDS and skip.isdisjoint([n, *n.split()]):
+            for c in mapper.map(n).classes:
+                named.setdefault(c, n)
+    for c in _subject_classes(frame, mapper) if part else set():
+        named.setdefault(c, frame.subject)
+    return named
+
+
+def _one_per_thing(dets: Sequence[Detection], named: dict[str, str], iou: float | None) -> list[Detection]:
+    """``dets`` (best first) less those of the classes of one name (``named``: :func:`_relevant_classes`) that cover the
+    same pixels as a better one, as find() keeps them (``types.one_box_per_thing``): the detector's listing holds one
+    car under car and truck, and "What kind of vehicle ..." read both. ``iou`` None (a detector that takes each name as
+    one label): all kept. Things no name asks for are kept."""
+    if iou is None:
+        return list(dets)
+    asked = [Detection(d.box, d.label, d.score, d.source, query=named[d.label]) for d in dets if d.label in named]
+    kept = {(d.label, d.box) for d in one_box_per_thing(asked, iou)}
+    return [d for d in dets if d.label not in named or (d.label, d.box) in kept]
 
 
 def _subject_classes(frame: Any, mapper: CocoNameMapper) -> set[str]:
@@ -328,6 +347,7 @@ class DescribeVQA:
         # the colours of the body part asked about stand for the person's ("his hair"), not the whole box's
         part_colors = bool(worn) and any(p["colors"] for p in worn["people"])
         wanted = _relevant_classes(question, self._mapper, self._frame(question))
+        dets = _one_per_thing(dets, wanted, getattr(detector, "same_thing_iou", None))
         relevant, objects = [], []
         for d in dets[: self.max_objects]:
             item = {"label": d.label, "score": d.score, "box": [int(v) for v in d.box.to_list(0)]}

@@ -22,7 +22,7 @@ from PIL import Image
 
 from hydra_vr.api.backends.coco import COCO_CLASSES, CocoNameMapper, NameMapping
 from hydra_vr.api.tools import ToolContext
-from hydra_vr.api.types import Box, Detection
+from hydra_vr.api.types import Box, Detection, one_box_per_thing
 
 log = logging.getLogger(__name__)
 
@@ -60,18 +60,6 @@ def nms(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> list[int
         iou = inter / np.maximum(areas[i] + areas[rest] - inter, 1e-9)
         order = rest[iou <= iou_threshold]
     return keep
-
-
-def one_box_per_thing(dets: Sequence[Detection], iou: float) -> list[Detection]:
-    """``dets`` (best first) less each that covers the same pixels (IoU >= ``iou``) as a better one found for the same
-    query. NMS runs per class, so a name of several classes ("vehicle": car, truck, ...) came back with one thing under
-    two of them (a truck also scored as a car), and a count of vehicles took it for two. Within one class NMS has
-    already kept one box; across queries ("cat", "dog") each name keeps its own."""
-    kept: list[Detection] = []
-    for d in dets:
-        if all(k.query != d.query or k.box.iou(d.box) < iou for k in kept):
-            kept.append(d)
-    return kept
 
 
 class NanoDetDetector:
