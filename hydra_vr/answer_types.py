@@ -553,6 +553,7 @@ _TAIL_NOISE = {"side", "one", "ones", "part", "corner", "half", "color", "colour
 # Words that end an option on its right: "... or the right side OF the image", "... or behind THE car".
 _RIGHT_STOP = {"of", "in", "on", "at", "to", "from", "with", "than", "for", "the", "a", "an", "this", "that", "it", "he",
                "she", "they", "here", "there", "now", "today", "and", "its", "his", "her", "their", "my", "your", "our"}
+_TOWARD = {"toward", "towards", "away", "into", "onto", "through", "across", "along", "around", "past"}  # a path's words
 # A preposition repeated before the second option ("in the box or ON the sofa") is not part of it.
 _LEAD_PREPS = {"at", "in", "on", "to", "from", "by", "near", "inside", "outside", "under", "over", "above", "below", "into", "during"}
 _LEFT_STOP = _AUX + ("the", "a", "an", "this", "that", "it", "he", "she", "they", "on", "in", "at", "of", "to",
@@ -568,6 +569,11 @@ def _strip(words: list[str]) -> str:
     while len(words) > 1 and words[-1] in _TAIL_NOISE:
         words.pop()
     return " ".join(words)
+
+
+def _ing_verb(word: str) -> bool:
+    """Whether ``word`` is a verb's -ing form ("coming", "sitting"): WordNet knows its stem as a verb."""
+    return len(word) > 4 and word.endswith("ing") and wn.is_verb(word)
 
 
 def _named_options(question: str) -> tuple[str, ...] | None:
@@ -608,6 +614,7 @@ def _named_options(question: str) -> tuple[str, ...] | None:
     # comma ("red, blue, or green"; "dark blue or light blue"; "in front of or behind").
     items: list[list[str]] = []
     j = i - 1
+    nearest = (i, i)  # where the option just before "or" starts and ends in ``tokens``
     while j >= 0:
         if tokens[j] == ",":
             j -= 1
@@ -622,6 +629,8 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             j -= 1
         if not group:
             break
+        if not items:
+            nearest = (j + 1, j + 1 + len(group))
         if (not items and len(group) > 1 and j == 1 and tokens[0] in _AUX and (tokens[j] in _ARTICLES or tokens[j] in POSSESSIVES)
                 and group[0] not in COLOR_WORDS and wn.used_as_noun(group[0])):
             # "is the car red or dark blue": the noun of the question's own "the" is the subject, not the option ("in
@@ -632,6 +641,19 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             j -= 1  # "the bus, THE car or the bike"
         if j < 0 or tokens[j] != ",":
             break
+    if items and _ing_verb(right[0]) and not _ing_verb(items[-1][0]):
+        # "coming toward the camera or going away from it": a verb's -ing form opens the second option, so the
+        # first is its own -ing verb (read back no further than a comma), not its last noun ("camera"), with the
+        # words after it as the second option has them: up to as many, cut where a phrase of another thing starts
+        back = next((k for k in range(nearest[0] - 1, max(-1, nearest[0] - 5), -1)
+                     if tokens[k] == "," or _ing_verb(tokens[k])), None)
+        if back is not None and tokens[back] != ",":
+            verb = [tokens[back]]
+            for t in tokens[back + 1:nearest[1]]:
+                if len(verb) >= len(right) or t in _RIGHT_STOP or t in _LEAD_PREPS or t in _TOWARD:
+                    break
+                verb.append(t)
+            items[-1] = verb
     options = [_strip(w).replace("_", " ") for w in items] + [_strip(right).replace("_", " ")]
     options = [o for o in dict.fromkeys(options) if o]
     return tuple(options) if len(options) >= 2 else None

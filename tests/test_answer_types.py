@@ -122,6 +122,10 @@ def test_choice_question_refuses_words_outside_the_options():
         ("Is the poster upright or upside down?", ("upright", "upside down")),
         # the subject after the question's "the" is no option, though WordNet lists adjective senses of it
         ("Is the animal grazing or standing still?", ("grazing", "standing still")),
+        # a verb's -ing form opens the second option: the first is its own -ing verb, not the noun it ends on
+        ("Is the deer running into the woods or walking slowly?", ("running", "walking slowly")),
+        ("Is the child pushing the cart or pulling it?", ("pushing", "pulling")),
+        ("Is the girl climbing up the ladder or climbing down?", ("climbing up", "climbing down")),  # as many words
         # left alone: two colours, two nouns, a noun phrase on each side, different prepositions
         ("Is the scarf pink or dark green?", ("pink", "dark green")),
         ("Is that a goat or a sheep?", ("goat", "sheep")),
