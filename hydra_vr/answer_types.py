@@ -553,7 +553,7 @@ _TAIL_NOISE = {"side", "one", "ones", "part", "corner", "half", "color", "colour
 # Words that end an option on its right: "... or the right side OF the image", "... or behind THE car".
 _RIGHT_STOP = {"of", "in", "on", "at", "to", "from", "with", "than", "for", "the", "a", "an", "this", "that", "it", "he",
                "she", "they", "here", "there", "now", "today", "and", "its", "his", "her", "their", "my", "your", "our"}
-_TOWARD = {"toward", "towards", "away", "into", "onto", "through", "across", "along", "around", "past"}  # a path's words
+_PATH_WORDS = {"toward", "towards", "away", "into", "onto", "through", "across", "along", "around", "past"}  # a path, not a thing
 # A preposition repeated before the second option ("in the box or ON the sofa") is not part of it.
 _LEAD_PREPS = {"at", "in", "on", "to", "from", "by", "near", "inside", "outside", "under", "over", "above", "below", "into", "during"}
 _LEFT_STOP = _AUX + ("the", "a", "an", "this", "that", "it", "he", "she", "they", "on", "in", "at", "of", "to",
@@ -650,7 +650,7 @@ def _named_options(question: str) -> tuple[str, ...] | None:
         if back is not None and tokens[back] != ",":
             verb = [tokens[back]]
             for t in tokens[back + 1:nearest[1]]:
-                if len(verb) >= len(right) or t in _RIGHT_STOP or t in _LEAD_PREPS or t in _TOWARD:
+                if len(verb) >= len(right) or t in _RIGHT_STOP or t in _LEAD_PREPS or t in _PATH_WORDS:
                     break
                 verb.append(t)
             items[-1] = verb
