@@ -261,8 +261,9 @@ def most_seen_senses(word: str) -> list[Any]:
     none (WordNet lists the usual sense first). Empty for a word WordNet does not know as a noun."""
     word = _key(word)
     senses = wordnet().synsets(word, "n")
-    most = max((_lemma_count(s, word) for s in senses), default=0)
-    return [s for s in senses if _lemma_count(s, word) == most] if most else senses[:1]
+    counts = [_lemma_count(s, word) for s in senses]
+    most = max(counts, default=0)
+    return [s for s, n in zip(senses, counts) if n == most] if most else senses[:1]
 
 
 def main_sense(word: str) -> Any:
@@ -339,15 +340,15 @@ def clear_noun_sense(word: str) -> Any:
     fickle person: unclear; the corpus saw "tiger" once as the cat and once as the audacious person: unclear too).
     None otherwise."""
     key = _key(word)
-    sense = main_sense(key)
-    if sense is None:
+    most = most_seen_senses(key)
+    if not most:
         return None
     noun = _seen(key)
     if any(wordnet().synsets(key, pos) and _seen(key, pos) >= max(noun, 1) for pos in "vasr"):
         return None
-    if len(wordnet().synsets(key, "n")) > 1 and (not _lemma_count(sense, key) or len(most_seen_senses(key)) > 1):
-        return None
-    return sense
+    if len(wordnet().synsets(key, "n")) > 1 and (not noun or len(most) > 1):
+        return None  # the corpus saw none of its senses (the first is WordNet's guess), or two as often
+    return most[0]
 
 
 def everyday_name(synset: Any) -> str | None:
