@@ -31,18 +31,21 @@ def test_boxes_that_only_overlap_and_names_asked_apart_are_kept() -> None:
     assert one_box_per_thing([cat, dog], 0.7) == [cat, dog]
 
 
-@pytest.mark.slow
-def test_nanodet_counts_a_close_view_of_a_coach_as_one_vehicle() -> None:
+def _coach() -> Image.Image:
+    """The lower left of the packaged bus photo: the coach fills the crop, and four classes fire on it."""
     from hydra_vr.assets import resolve_image
 
-    # the lower left of the packaged bus photo: the coach fills the crop, and four classes fire on it
-    view = Image.open(resolve_image("sample:bus")).convert("RGB").crop((101, 270, 506, 810))
+    return Image.open(resolve_image("sample:bus")).convert("RGB").crop((101, 270, 506, 810))
+
+
+@pytest.mark.slow
+def test_nanodet_counts_a_close_view_of_a_coach_as_one_vehicle() -> None:
+    view = _coach()
     per_class = NanoDetDetector(same_thing_iou=1.01).detect(view, ["vehicle"])  # 1.01: never the same thing
     assert len({d.label for d in per_class}) >= 3 and len(per_class) >= 3
     found = NanoDetDetector().detect(view, ["vehicle"])
     assert len(found) == 1 and found[0].label == "bus"
     assert NanoDetDetector().detect(view, ["bus"])[0].box == found[0].box  # the class asked alone: the same box
-
 
 
 def test_the_describe_listing_keeps_one_box_per_thing_of_one_name() -> None:
@@ -64,11 +67,9 @@ def test_describe_names_a_close_view_of_a_coach_once(embedded_toolbox) -> None:
     from hydra_vr.api.backends.describe import DescribeVQA
     from hydra_vr.api.tools import ToolContext
     from hydra_vr.api.types import mark_object_crop
-    from hydra_vr.assets import resolve_image
     from hydra_vr.question import parse
 
-    view = Image.open(resolve_image("sample:bus")).convert("RGB").crop((101, 270, 506, 810))
     found = DescribeVQA(ToolContext(toolbox=embedded_toolbox, read_question=parse)).describe(
-        mark_object_crop(view), "Which sort of vehicle do we see here?")
+        mark_object_crop(_coach()), "Which sort of vehicle do we see here?")
     assert [o["label"] for o in found["relevant"]] == ["bus"]
     assert not {"truck", "train", "car"} & {o["label"] for o in found["objects"]}
