@@ -119,6 +119,18 @@ def test_a_dark_pixel_of_strong_colour_keeps_its_hue() -> None:
     assert names == ["green", "black", "black"]
 
 
+def test_a_dark_yellow_hue_near_green_is_olive_green_and_a_light_one_stays_yellow(photo) -> None:
+    # yellow is seen only in light: shaded foliage of a yellow hue near green looks olive, which people call green
+    shaded_leaves = np.array([[[88, 92, 18]]], dtype=np.uint8)  # hue 63, S 0.80, V 0.36
+    lemon = np.array([[[236, 232, 60]]], dtype=np.uint8)  # hue 59, S 0.75, V 0.93
+    shaded_mustard = np.array([[[110, 92, 20]]], dtype=np.uint8)  # hue 48, V 0.43: the shaded side of a yellow thing
+    names = [color_ops.BASE_COLORS[int(color_ops.pixel_names(p)[0, 0])] for p in (shaded_leaves, lemon, shaded_mustard)]
+    assert names == ["green", "yellow", "yellow"]
+    # on a photo: the trees below the pagoda of the china sample read green first, no longer yellow
+    trees = Image.open(photo("china")).convert("RGB").crop((0, 320, 280, 427))
+    assert color_ops.read_colors(trees).shares()[0].name == "green"
+
+
 def test_a_vivid_red_orange_is_orange_and_a_shaded_one_stays_red(photo) -> None:
     # an orange flight suit under studio light is hue 12-15 at S 0.7, V 0.86: a person says orange
     suit = np.array([[[220, 100, 64]]], dtype=np.uint8)  # hue 14, S 0.71, V 0.86

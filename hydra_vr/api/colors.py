@@ -76,6 +76,9 @@ def is_color_name(name: str) -> bool:
     return canonical_color(name) is not None
 
 
+_OLIVE_HUE, _OLIVE_V = 55.0, 0.5  # a yellow hue from here to green, darker than this: olive, which reads green
+
+
 def _pixel_names(hsv: np.ndarray) -> np.ndarray:
     """Index into BASE_COLORS for each pixel of an (..., 3) HSV array scaled to [0, 1]."""
     h, s, v = hsv[..., 0] * 360.0, hsv[..., 1], hsv[..., 2]
@@ -99,6 +102,10 @@ def _pixel_names(hsv: np.ndarray) -> np.ndarray:
     # a vivid, bright red-orange (hue 12-15) is orange to a person: an orange flight suit under studio light
     # measured hue 12.7-15.5 at S 0.7, V 0.86 and read "red 39%"; a dimmer or paler pixel there is shaded red
     idx[chromatic & (h >= 12) & (h < 15) & (s >= 0.55) & (v >= 0.6)] = BASE_COLORS.index("orange")
+    # Yellow is seen only in light: a dark pixel of a green-ward yellow hue looks olive, which a person calls green
+    # (grass and leaves in shade, hue 56-73 at V 0.24-0.49, read "yellow 81%"). A dark orange-ward yellow (a yellow
+    # car's shaded side) stays yellow.
+    idx[chromatic & (h >= _OLIVE_HUE) & (h < 70) & (v < _OLIVE_V)] = BASE_COLORS.index("green")
     warm = chromatic & ((h < 45) | (h >= 340))
     idx[warm & (v < 0.6) & (s > 0.3) & (h >= 10) & (h < 45)] = BASE_COLORS.index("brown")
     idx[warm & (s < 0.45) & (v > 0.75) & ((h < 15) | (h >= 340))] = BASE_COLORS.index("pink")
