@@ -24,6 +24,7 @@ from hydra_vr.api import colors as color_ops
 from hydra_vr.api.types import Box, is_object_crop
 
 SHAPE_KINDS = ("circle", "triangle", "rectangle")
+CIRCLE_SHARE = 0.6  # a circle is kept when its outline fits at least this share as well as the best circle's
 
 # Nouns for things that are round whatever they are made of; a closed-set detector has no class for them.
 _ROUND_NOUNS = frozenset({
@@ -234,6 +235,9 @@ def find_shapes(image: Image.Image, kinds: tuple[str, ...] = SHAPE_KINDS, *, per
         if not any(o.kind == hit.kind and hit.box.intersection(o.box) > 0.8 * hit.box.area for o in outer):
             outer.append(hit)
     kept = [k for k in kept if k in outer]
+    circles = [k.score for k in kept if k.kind == "circle"]
+    if circles:  # an arc of texture (a window's curve, an engine cover) fits far worse than the real circles beside it
+        kept = [k for k in kept if k.kind != "circle" or k.score >= CIRCLE_SHARE * max(circles)]
     if not kept and (is_object_crop(image) if cropped is None else cropped):
         return _silhouette(image, kinds)
     w, h = image.size  # a circle cut by the frame keeps the part inside it
