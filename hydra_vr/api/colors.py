@@ -76,6 +76,9 @@ def is_color_name(name: str) -> bool:
     return canonical_color(name) is not None
 
 
+# hue ranges in degrees, [lo, hi), of a chromatic pixel's name
+_HUE_BINS = ((0, 15, "red"), (15, 40, "orange"), (40, 70, "yellow"), (70, 165, "green"), (165, 195, "teal"),
+             (195, 255, "blue"), (255, 290, "purple"), (290, 340, "pink"), (340, 361, "red"))
 _OLIVE_HUE, _OLIVE_V = 55.0, 0.5  # a yellow hue from here to green, darker than this: olive, which reads green
 
 
@@ -86,18 +89,7 @@ def _pixel_names(hsv: np.ndarray) -> np.ndarray:
     # a dark pixel of strong colour keeps its hue: a person calls it dark green, not black (a close-up's
     # backdrop of dark leaves, V 0.16-0.22 and S over 0.5, was read "black 47%, teal 40%")
     chromatic = (s >= 0.22) & (v >= 0.22) | (s >= 0.5) & (v >= 0.16)
-    hue_bins = [
-        (0, 15, "red"),
-        (15, 40, "orange"),
-        (40, 70, "yellow"),
-        (70, 165, "green"),
-        (165, 195, "teal"),
-        (195, 255, "blue"),
-        (255, 290, "purple"),
-        (290, 340, "pink"),
-        (340, 361, "red"),
-    ]
-    for lo, hi, name in hue_bins:
+    for lo, hi, name in _HUE_BINS:
         idx[chromatic & (h >= lo) & (h < hi)] = BASE_COLORS.index(name)
     # a vivid, bright red-orange (hue 12-15) is orange to a person: an orange flight suit under studio light
     # measured hue 12.7-15.5 at S 0.7, V 0.86 and read "red 39%"; a dimmer or paler pixel there is shaded red
@@ -105,7 +97,8 @@ def _pixel_names(hsv: np.ndarray) -> np.ndarray:
     # Yellow is seen only in light: a dark pixel of a green-ward yellow hue looks olive, which a person calls green
     # (grass and leaves in shade, hue 56-73 at V 0.24-0.49, read "yellow 81%"). A dark orange-ward yellow (a yellow
     # car's shaded side) stays yellow.
-    idx[chromatic & (h >= _OLIVE_HUE) & (h < 70) & (v < _OLIVE_V)] = BASE_COLORS.index("green")
+    yellow_top = next(hi for _, hi, name in _HUE_BINS if name == "yellow")
+    idx[chromatic & (h >= _OLIVE_HUE) & (h < yellow_top) & (v < _OLIVE_V)] = BASE_COLORS.index("green")
     warm = chromatic & ((h < 45) | (h >= 340))
     idx[warm & (v < 0.6) & (s > 0.3) & (h >= 10) & (h < 45)] = BASE_COLORS.index("brown")
     idx[warm & (s < 0.45) & (v > 0.75) & ((h < 15) | (h >= 340))] = BASE_COLORS.index("pink")
