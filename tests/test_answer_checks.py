@@ -91,6 +91,38 @@ def test_an_answer_the_program_wrote_without_any_tool_is_refused(code: str, call
     assert checks.check_answer(frame, "upward", [], "") is None  # no code (the summarizer's answer): not this check's
 
 
+@pytest.mark.parametrize(("question", "code", "finds", "answer", "refused"), [
+    # the find tells the fox is there; which way it faces is the program's guess
+    ("Is the fox facing the river or the forest?", "foxes = ImagePatch(image).find('fox')\nif foxes:\n    final_answer = 'river'",
+     ["fox"], "river", True),
+    ("Is the fox on the left or the right?", "foxes = ImagePatch(image).find('fox')\nif foxes:\n    final_answer = 'left'\n"
+     "else:\n    final_answer = 'right'", ["fox"], "left", True),
+    ("What colour is the scooter?", "s = ImagePatch(image).find('scooter')\nif s:\n    final_answer = 'green'", ["scooter"],
+     "green", True),
+    # the presence of an option decides it
+    ("Is the pet a hamster or a rabbit?", "p = ImagePatch(image)\nif p.find('hamster'):\n    final_answer = 'hamster'\n"
+     "else:\n    final_answer = 'rabbit'", ["hamster"], "hamster", False),
+    ("What colour is the scooter?", "s = ImagePatch(image).find('green scooter')\nif s:\n    final_answer = 'green'",
+     ["green scooter"], "green", False),
+    # the program read more of its finds than that they came back
+    ("Is the fox on the left or the right?", "foxes = ImagePatch(image).find('fox')\nif foxes[0].horizontal_center < 50:\n"
+     "    final_answer = 'left'\nelse:\n    final_answer = 'right'", ["fox"], "left", False),
+    ("Is there one fox or a pair?", "foxes = ImagePatch(image).find('fox')\nif len(foxes) == 1:\n    final_answer = 'one'\n"
+     "else:\n    final_answer = 'pair'", ["fox"], "one", False),
+    ("Is the fox facing the river or the forest?", "foxes = ImagePatch(image).find('fox')\nfinal_answer = foxes[0].simple_query('?')",
+     ["fox"], "river", False),
+])
+def test_a_literal_that_only_a_finds_presence_gated_is_refused(question: str, code: str, finds: list[str], answer: str,
+                                                               refused: bool) -> None:
+    calls = [_find(name, [[10, 10, 40, 40]]) for name in finds]
+    with checks.collecting() as fired:
+        reason = checks.check_answer(parse(question), answer, calls, code)
+    assert (reason is not None) is refused
+    assert [f.check for f in fired] == (["literal_answer"] if refused else [])
+    if refused:
+        assert "find('" in reason and "tells only whether" in reason
+
+
 def test_config_names_the_checks_to_switch_off() -> None:
     cfg = load_config("default", ["answers.disable=[miscount, literal_box]"])
     assert cfg.answers.disable == ["miscount", "literal_box"]

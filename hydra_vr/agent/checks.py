@@ -468,13 +468,61 @@ def _written_answer(code: str) -> bool:
     return bool(top) and len(top) == len(every) and all(isinstance(n.value, ast.Constant) for n in top)
 
 
+_PRESENCE_CALLS = frozenset({"find", "exists"})
+
+
+def _presence_gated(code: str) -> bool:
+    """Whether every assignment to final_answer in ``code`` is a literal and the program read nothing of its finds
+    but whether any came back (``if tigers: final_answer = 'going away'``): no patch attribute (a place, a size), no
+    call but ``ImagePatch(...)``, ``find`` and ``exists`` (not even ``len``: a count may pick the literal)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    every = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+             and any(getattr(t, "id", None) == "final_answer" for t in getattr(n, "targets", [getattr(n, "target", None)]))]
+    if not every or not all(isinstance(n.value, ast.Constant) for n in every):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr not in _PRESENCE_CALLS:
+            return False
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute)
+                                               or getattr(node.func, "id", None) == "ImagePatch"):
+            return False
+    return True
+
+
+def _finds_bear_on(names: Sequence[str], frame: QuestionFrame) -> bool:
+    """Whether a find's presence can itself pick the answer: a find of a choice's option ("a cat or a dog?" ->
+    find('cat')), a colour in a find's name (find('red car') measures the colour)."""
+    words = [w for name in names for w in _words(name)]
+    if frame.kind == "color":
+        return any(is_color_name(w) for w in words)
+    options = [w for o in frame.answer.options for w in _words(o)]
+    return any(w == o or (wn.is_noun(w) and wn.is_noun(o) and wn.related(w, o)) for w in words for o in options)
+
+
 def _literal_answer(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
-    """An answer the program wrote down as a literal, with no tool call at all, is the reasoner's guess: nothing
-    looked at the photo. Only where the program's code is known (a step's own answer)."""
-    if ev.calls or not ev.code or not _written_answer(ev.code):
+    """An answer the program wrote down as a literal that nothing it ran decides is the reasoner's guess: it called
+    no tool at all, or (a choice or a colour) it called only find() and read no more of it than whether something came
+    back, where that presence cannot pick the answer (the tiger found, "going away" written). Only where the
+    program's code is known (a step's own answer)."""
+    if not ev.code:
         return None
-    return ("the program wrote final_answer as a literal without calling any tool, so nothing looked at the photo: "
-            "call the ImagePatch operations that find or measure what the question asks and answer from their results")
+    if not ev.calls:
+        if not _written_answer(ev.code):
+            return None
+        return ("the program wrote final_answer as a literal without calling any tool, so nothing looked at the photo: "
+                "call the ImagePatch operations that find or measure what the question asks and answer from their results")
+    if frame is None or frame.kind not in ("choice", "color") or any(c.tool not in _PRESENCE_CALLS for c in ev.calls):
+        return None
+    names = [str(next(iter((c.args or {}).values()), "")) for c in ev.calls]
+    if not _presence_gated(ev.code) or _finds_bear_on(names, frame):
+        return None
+    looked = ", ".join(f"find({n!r})" for n in names)
+    return (f"final_answer is a literal the program wrote, and all it ran ({looked}) tells only whether the thing is "
+            f"there, not which answer is right: measure what the question asks (the patch's place, its colours, a "
+            f"simple_query with the options) and answer from the result")
 
 
 ANSWER_CHECKS: tuple[Check, ...] = (
@@ -504,7 +552,8 @@ ANSWER_CHECKS: tuple[Check, ...] = (
     Check("knowledge_dropped", "a knowledge question answered by a simple_query without its knowledge word",
           frozenset({"yesno", "choice", "number", "color", "open"}), _knowledge_dropped),
     # not open answers: a name or a fact the reasoner knows ("what is 'np' short for?") needs no look at the photo
-    Check("literal_answer", "a step's answer written as a literal by a program that called no tool",
+    Check("literal_answer", "a step's answer written as a literal by a program that called no tool, or only finds "
+          "whose presence cannot pick it",
           frozenset({"yesno", "choice", "number", "color"}), _literal_answer),
     Check("literal_box", "a grounding box built from numbers no tool returned", frozenset({"box"}), _literal_box),
 )
