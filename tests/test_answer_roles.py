@@ -290,6 +290,7 @@ def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(too
     assert Patch(str(photo("coffee"))).simple_query("Is this drink usually drunk hot or cold?") == "hot"
     [call] = script.calls("knowledge")
     assert call.messages[-1].content.startswith("Is this drink usually drunk hot or cold? (This drink is an espresso.)")
+    assert "What a dictionary says of espresso: strong black coffee" in call.messages[-1].content  # WordNet's gloss
     assert "Objects detected" not in call.messages[-1].content  # no findings beside the named thing
     assert call.json_schema["properties"]["answer"]["enum"] == ["hot", "cold"]
     # the detector names the kind the question points at ("this vehicle" -> the bus it found at 0.79)
@@ -297,6 +298,7 @@ def test_a_knowledge_question_about_this_thing_is_asked_with_the_thing_named(too
     toolbox_with_llm.holder["llm"] = script.chat
     assert Patch(str(photo("bus"))).simple_query("What is this vehicle usually used for?") == "people"
     assert script.messages("knowledge")[0][-1].content.startswith("What is this vehicle usually used for? (This vehicle is a bus.)")
+    assert "used for public transport" in script.messages("knowledge")[0][-1].content
     # a kind the detector has a class for but found none of: find()'s search names it (NanoDet misses the tie
     # under the coat; the classifier's region reads a Windsor tie at 0.57)
     script = Script(knowledge=[ans("suit")])

@@ -41,6 +41,14 @@ def test_names_map_to_the_imagenet_classes_they_mean(name: str, classes: tuple[s
     assert imagenet_classes(name) == classes
 
 
+def test_a_definition_is_the_classifier_class_own_sense_else_the_everyday_one() -> None:
+    from hydra_vr.api.backends.imagenet import definition
+
+    assert "electronic device" in definition("mouse")  # ImageNet's mouse is the computer's, not the rodent
+    assert "canine" in definition("wolf")  # no ImageNet class is named "wolf": the word's everyday sense
+    assert definition("qwertyuiop") is None
+
+
 def test_every_mapped_class_is_a_real_imagenet_class() -> None:
     from hydra_vr.api.backends.imagenet import WORDS, _name_table
 

@@ -740,12 +740,15 @@ class DescribeVQA:
             # What is known of the thing, asked of the LLM's knowledge with the thing named and no findings
             # beside it (there, a small model answered against what it knew of the thing): ViperGPT's
             # simple_query + llm_query.
-            named = asked.naming(name)
+            # with what a dictionary says the thing is: a small model's own knowledge of it is thin ("the swiftest
+            # mammal", "a red fruit with a single hard stone" are WordNet's, not guesses)
+            named, gloss = asked.naming(name), imagenet.definition(name)
+            prompt = render_prompt("knowledge_user", question=named, thing=name, gloss=gloss, expected=spec.describe())
             reply = ask_typed(self.ctx.llm(), [ChatMessage("system", render_prompt("knowledge_system")),
-                                               ChatMessage("user", render_prompt("knowledge_user", question=named, expected=spec.describe()))],
+                                               ChatMessage("user", prompt)],
                               spec, max_tokens=self.max_tokens, retries=self.retries)
             if reply.answer is not None:
-                return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {named}")
+                return Answer(text=reply.answer, source="describe:knowledge", evidence=f"{user}\nAsked from knowledge: {prompt}")
         if findings["counted"] is not None and not findings["counted"]["settles"]:
             spec = dataclasses.replace(spec, least=1)  # "how many" presumes the thing; no search said there is none
         asked_options = spec.options

@@ -65,6 +65,16 @@ def imagenet_synsets() -> tuple[Any, ...]:
     return tuple(wn.synset_of_offset(int(info.index_to_label_name(i)[1:])) for i in range(1000))
 
 
+def definition(name: str) -> str | None:
+    """What WordNet says ``name`` is (its gloss): of the ImageNet class whose first synonym it is (the classifier's
+    label, so the class's own sense: "crane" the bird where the classifier saw the bird), else of the word's
+    everyday noun sense; None for a word WordNet does not know as a noun."""
+    key = name.strip().lower()
+    synset = next((s for syn, s in zip(imagenet_synonyms(), imagenet_synsets()) if syn[0].lower() == key), None)
+    synset = synset or wn.main_sense(key)
+    return synset.definition().rstrip(" :;") if synset is not None else None
+
+
 # A name whose kinds cover more classes than this is no thing to look for ("object", "artifact", "organism").
 MAX_KINDS = 450
 
