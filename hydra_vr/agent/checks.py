@@ -455,6 +455,12 @@ def _literal_box(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str 
             "thing the expression names (or a colour region of it) and return one of those patches")
 
 
+def _final_answer_assignments(tree: ast.AST) -> list[ast.AST]:
+    """Every statement in ``tree`` that assigns final_answer (plain, augmented or annotated)."""
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+            and any(getattr(t, "id", None) == "final_answer" for t in getattr(n, "targets", [getattr(n, "target", None)]))]
+
+
 def _written_answer(code: str) -> bool:
     """Whether every assignment to final_answer in ``code`` is an unconditional top-level literal
     (``final_answer = 'left'``): the program's answer does not depend on anything it ran."""
@@ -463,8 +469,7 @@ def _written_answer(code: str) -> bool:
     except SyntaxError:
         return False
     top = [n for n in tree.body if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "final_answer" for t in n.targets)]
-    every = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-             and any(getattr(t, "id", None) == "final_answer" for t in getattr(n, "targets", [getattr(n, "target", None)]))]
+    every = _final_answer_assignments(tree)
     return bool(top) and len(top) == len(every) and all(isinstance(n.value, ast.Constant) for n in top)
 
 
@@ -479,8 +484,7 @@ def _presence_gated(code: str) -> bool:
         tree = ast.parse(code)
     except SyntaxError:
         return False
-    every = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-             and any(getattr(t, "id", None) == "final_answer" for t in getattr(n, "targets", [getattr(n, "target", None)]))]
+    every = _final_answer_assignments(tree)
     if not every or not all(isinstance(n.value, ast.Constant) for n in every):
         return False
     for node in ast.walk(tree):

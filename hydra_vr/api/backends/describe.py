@@ -739,9 +739,8 @@ class DescribeVQA:
         if asked and name:
             # What is known of the thing, asked of the LLM's knowledge with the thing named and no findings
             # beside it (there, a small model answered against what it knew of the thing): ViperGPT's
-            # simple_query + llm_query.
-            # with what a dictionary says the thing is: a small model's own knowledge of it is thin ("the swiftest
-            # mammal", "a red fruit with a single hard stone" are WordNet's, not guesses)
+            # simple_query + llm_query. What WordNet says the thing is goes with it: a small model's own
+            # knowledge of a named thing is thin, a dictionary's gloss is not a guess.
             named, gloss = asked.naming(name), imagenet.definition(name)
             prompt = render_prompt("knowledge_user", question=named, thing=name, gloss=gloss, expected=spec.describe())
             reply = ask_typed(self.ctx.llm(), [ChatMessage("system", render_prompt("knowledge_system")),

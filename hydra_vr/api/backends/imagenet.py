@@ -65,6 +65,7 @@ def imagenet_synsets() -> tuple[Any, ...]:
     return tuple(wn.synset_of_offset(int(info.index_to_label_name(i)[1:])) for i in range(1000))
 
 
+@functools.cache
 def definition(name: str) -> str | None:
     """What WordNet says ``name`` is (its gloss): of the ImageNet class whose first synonym it is (the classifier's
     label, so the class's own sense: "crane" the bird where the classifier saw the bird), else of the word's
