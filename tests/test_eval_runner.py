@@ -36,9 +36,10 @@ FIXTURES = Path(__file__).parent / "fixtures" / "datasets"
 SKIMAGE = Path(data_dir)
 REPO = Path(__file__).resolve().parents[1]
 
-# Query -> the program the scripted reasoner writes for it: real ImagePatch calls, since an answer written
-# down by a program that looked at nothing is refused (the literal_answer check).
-LOOK = 'people = ImagePatch(image).find("person")\n'
+# Query -> the program the scripted reasoner writes for it: real ImagePatch calls whose results it reads, since an
+# answer written down by a program that looked at nothing, or only at whether something is there, is refused (the
+# literal_answer check).
+LOOK = 'people = ImagePatch(image).find("person")\nwide = people[0].width if people else 0\n'
 PROGRAMS = {
     "Is there a cup to the left of the cat?": 'final_answer = bool_to_yesno(ImagePatch(image).exists("cup"))',
     "Who is wearing the suit?": LOOK + 'final_answer = "astronaut"',
@@ -333,7 +334,7 @@ def _scripted_config(path: Path, mode: str = "one_step") -> Path:
     data = {"name": "scripted-eval", "agent": {"mode": mode, "max_steps": 2},
             "llm": {"backend": "scripted", "options": {"rules": [
                 # answers of the type each question expects (an ill-typed one would be refused)
-                ["Query: what is the colou?r", "```python\nshapes = ImagePatch(image).exists('circle')\nfinal_answer = 'red'\n```"],
+                ["Query: what is the colou?r", "```python\nshapes = ImagePatch(image).find('circle')\nwide = shapes[0].width if shapes else 0\nfinal_answer = 'red'\n```"],
                 ["Query: what is the", "```python\nshapes = ImagePatch(image).exists('circle')\nfinal_answer = 'circle'\n```"],
                 ["Instruction:", "```python\nfinal_answer = 'yes' if ImagePatch(image).exists('circle') else 'no'\n```"],
                 ["Reply:", PLAN],

@@ -113,7 +113,7 @@ def test_episode_state_restores_memory_and_namespace(sandbox, photo):
 OPTIONS = ["Find the cup and ask its colour", "Ask the whole image the cup's colour", "Check whether the cup is red"]
 CODE = {
     OPTIONS[0]: 'cups = ImagePatch(image).find("cup")\nfinal_answer = "red" if cups else "no cup found"',
-    OPTIONS[1]: 'cups = ImagePatch(image).find("cup")\nfinal_answer = "white"',
+    OPTIONS[1]: 'cups = ImagePatch(image).find("cup")\nfinal_answer = "white" if cups and cups[0].width > 0 else "red"',
     OPTIONS[2]: 'final_answer = "yes"',  # ill-typed for a colour question: refused by the shared step
 }
 
