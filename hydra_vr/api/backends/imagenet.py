@@ -71,8 +71,7 @@ def definition(name: str) -> str | None:
     label, so the class's own sense: "crane" the bird where the classifier saw the bird), else of the word's
     everyday noun sense; None for a word WordNet does not know as a noun."""
     key = name.strip().lower()
-    synset = next((s for syn, s in zip(imagenet_synonyms(), imagenet_synsets()) if syn[0].lower() == key), None)
-    synset = synset or wn.main_sense(key)
+    synset = next((imagenet_synsets()[i] for i in class_indices((key,))), None) or wn.main_sense(key)
     return synset.definition().rstrip(" :;") if synset is not None else None
 
 
