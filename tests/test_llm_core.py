@@ -196,8 +196,10 @@ def test_registries_and_errors(tmp_path: Path) -> None:
     assert {"minilm", "openai"} <= set(EMBEDDING_BACKENDS.names())
     with pytest.raises(UnknownComponentError, match="available: .*llama_cpp"):
         build_chat_model(LLMConfig(backend="nope"), tmp_path)
-    with pytest.raises(LLMError, match="bad options.*temprature"):
+    with pytest.raises(LLMError, match="bad options.*temprature") as err:
         build_chat_model(LLMConfig(backend="openai", options={"temprature": 1}), tmp_path)
+    # the message names what the backend does not take and what it does
+    assert "does not take ['temprature']" in str(err.value) and "'base_url'" in str(err.value)
     emb = build_embedder(EmbeddingConfig(backend="minilm", options={"cache": False}), tmp_path)
     assert emb.dim == 384 and emb.inner._model is None  # nothing loaded until the first embed
 

@@ -54,6 +54,18 @@ def _split(backend: str, options: dict[str, Any]) -> tuple[dict[str, Any], dict[
     return backend_opts, wrapper_opts
 
 
+def _unknown_options(factory: Callable[..., Any], options: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(the options ``factory`` does not take, the ones it does), both empty where its signature says nothing."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return [], []
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return [], []
+    taken = [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and n not in ("self", "cache_dir")]
+    return sorted(k for k in options if k not in params), taken
+
+
 def _create(registry: Registry[Any], backend: str, options: dict[str, Any], cache_dir: Path) -> Any:
     factory = registry.factory(backend)
     if _takes(factory, "cache_dir"):
@@ -61,7 +73,12 @@ def _create(registry: Registry[Any], backend: str, options: dict[str, Any], cach
     try:
         return factory(**options)
     except TypeError as exc:  # almost always an unknown or misspelt option
-        raise LLMError(f"{registry.kind} backend {backend!r}: bad options {sorted(options)}: {exc}") from exc
+        unknown, taken = _unknown_options(factory, options)
+        # A profile's options stay when --set changes only the backend: the old backend's then reach the new one.
+        hint = (f"; it does not take {unknown} (it takes {taken}). Switching backends with --set keeps the profile's "
+                "options: use a profile written for this backend (--config NAME) or start from --set 'llm.options={}'"
+                if unknown else "")
+        raise LLMError(f"{registry.kind} backend {backend!r}: bad options {sorted(options)}: {exc}{hint}") from exc
 
 
 def build_chat_model(cfg: LLMConfig, cache_dir: Path) -> ManagedChatModel:
