@@ -200,6 +200,9 @@ def test_registries_and_errors(tmp_path: Path) -> None:
         build_chat_model(LLMConfig(backend="openai", options={"temprature": 1}), tmp_path)
     # the message names what the backend does not take and what it does
     assert "does not take ['temprature']" in str(err.value) and "'base_url'" in str(err.value)
+    assert "'llm.options={}'" in str(err.value)
+    with pytest.raises(LLMError, match="does not take \\['state_cache'\\].*'embedding.options=\\{\\}'"):
+        build_embedder(EmbeddingConfig(backend="minilm", options={"state_cache": True}), tmp_path)
     emb = build_embedder(EmbeddingConfig(backend="minilm", options={"cache": False}), tmp_path)
     assert emb.dim == 384 and emb.inner._model is None  # nothing loaded until the first embed
 

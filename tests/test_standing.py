@@ -76,3 +76,14 @@ def test_the_script_prints_the_standing_of_the_kept_summaries() -> None:
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "real_photos" / "standing.py"), "--label", "no_rl"],
                          capture_output=True, text=True, check=True).stdout
     assert "no_rl      dev   VQA" in out and "no_rl      test  VQA" in out
+
+
+def test_outside_a_git_checkout_the_names_order_the_runs(tmp_path: Path) -> None:
+    standing = _standing()
+    sums = tmp_path / "summaries"
+    sums.mkdir()
+    (tmp_path / "questions.jsonl").write_text(json.dumps({"id": "cup-1", "split": "dev", "category": "count"}) + "\n")
+    _summary(sums, "a-first", "1234567", "no_rl", {"cup-1": 0.0})
+    _summary(sums, "b-second", "89abcde", "no_rl", {"cup-1": 1.0})
+    out = {(s.label, s.split): s for s in standing.standings(tmp_path / "questions.jsonl", sums, ["no_rl"])}
+    assert out["no_rl", "dev"].vqa == {"cup-1": 1.0}

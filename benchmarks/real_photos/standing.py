@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,8 +60,13 @@ def reverted_commits(path: Path) -> set[str]:
 
 def run_order(summaries: Path, rev: str = "HEAD", reverted: set[str] = frozenset()) -> dict[str, tuple[int, int, str]]:
     """Sort key of each summary file (by name): (its commit's place in ``rev``'s history, else that of the
-    commit that added the file, -1 for a run of a ``reverted`` commit; the adding commit's place; the name)."""
-    repo = Path(_git(summaries, "rev-parse", "--show-toplevel").strip())
+    commit that added the file, -1 for a run of a ``reverted`` commit; the adding commit's place; the name).
+    Outside a git checkout (a copied folder) there is no history to read: the names alone order the runs."""
+    try:
+        repo = Path(_git(summaries, "rev-parse", "--show-toplevel").strip())
+    except (OSError, subprocess.CalledProcessError):
+        print(f"standing: {summaries} is not in a git checkout; runs ordered by file name", file=sys.stderr)
+        return {p.name: (0, 0, p.name) for p in summaries.glob("*.json")}
     history = _git(repo, "rev-list", "--reverse", rev).split()
     place = {sha[:7]: i for i, sha in enumerate(history)}
     added: dict[str, int] = {}

@@ -66,7 +66,8 @@ def _unknown_options(factory: Callable[..., Any], options: dict[str, Any]) -> tu
     return sorted(k for k in options if k not in params), taken
 
 
-def _create(registry: Registry[Any], backend: str, options: dict[str, Any], cache_dir: Path) -> Any:
+def _create(registry: Registry[Any], backend: str, options: dict[str, Any], cache_dir: Path, section: str) -> Any:
+    """``registry``'s ``backend`` built with ``options`` (the config's ``section``.options)."""
     factory = registry.factory(backend)
     if _takes(factory, "cache_dir"):
         options = {**options, "cache_dir": cache_dir}
@@ -76,7 +77,7 @@ def _create(registry: Registry[Any], backend: str, options: dict[str, Any], cach
         unknown, taken = _unknown_options(factory, options)
         # A profile's options stay when --set changes only the backend: the old backend's then reach the new one.
         hint = (f"; it does not take {unknown} (it takes {taken}). Switching backends with --set keeps the profile's "
-                "options: use a profile written for this backend (--config NAME) or start from --set 'llm.options={}'"
+                f"options: use a profile written for this backend (--config NAME) or start from --set '{section}.options={{}}'"
                 if unknown else "")
         raise LLMError(f"{registry.kind} backend {backend!r}: bad options {sorted(options)}: {exc}{hint}") from exc
 
@@ -85,7 +86,7 @@ def build_chat_model(cfg: LLMConfig, cache_dir: Path) -> ManagedChatModel:
     """The chat model a config names, wrapped with disk cache, retries and usage counting."""
     cache_dir = Path(cache_dir).expanduser()
     backend_opts, wrapper_opts = _split(cfg.backend, dict(cfg.options))
-    inner = _create(CHAT_BACKENDS, cfg.backend, backend_opts, cache_dir)
+    inner = _create(CHAT_BACKENDS, cfg.backend, backend_opts, cache_dir, "llm")
     return ManagedChatModel(inner, cache_dir=cache_dir, **wrapper_opts)
 
 
@@ -93,5 +94,5 @@ def build_embedder(cfg: EmbeddingConfig, cache_dir: Path) -> ManagedEmbedder:
     """The embedder a config names, wrapped like chat models (cache on unless ``cache: false``)."""
     cache_dir = Path(cache_dir).expanduser()
     backend_opts, wrapper_opts = _split(cfg.backend, dict(cfg.options))
-    inner = _create(EMBEDDING_BACKENDS, cfg.backend, backend_opts, cache_dir)
+    inner = _create(EMBEDDING_BACKENDS, cfg.backend, backend_opts, cache_dir, "embedding")
     return ManagedEmbedder(inner, cache_dir=cache_dir, **wrapper_opts)
