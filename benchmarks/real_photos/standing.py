@@ -44,6 +44,7 @@ class Standing:
     categories: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     sources: set[str] = field(default_factory=set)
     from_reverted: int = 0  # questions whose only answers came from reverted code
+    size: dict[str, int] = field(default_factory=dict)  # the split's questions: "vqa" and "box" counts
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -58,15 +59,17 @@ def reverted_commits(path: Path) -> set[str]:
     return {c[:7] for first in lines for c in first.split(",")}
 
 
-def run_order(summaries: Path, rev: str = "HEAD", reverted: set[str] = frozenset()) -> dict[str, tuple[int, int, str]]:
-    """Sort key of each summary file (by name): (its commit's place in ``rev``'s history, else that of the
+def run_order(summaries: Path, commits: dict[str, str], rev: str = "HEAD",
+              reverted: set[str] = frozenset()) -> dict[str, tuple[int, int, str]]:
+    """Sort key of each summary file named in ``commits`` (file name -> the commit its run recorded): (that
+    commit's place in ``rev``'s history, else that of the
     commit that added the file, -1 for a run of a ``reverted`` commit; the adding commit's place; the name).
     Outside a git checkout (a copied folder) there is no history to read: the names alone order the runs."""
     try:
         repo = Path(_git(summaries, "rev-parse", "--show-toplevel").strip())
     except (OSError, subprocess.CalledProcessError):
         print(f"standing: {summaries} is not in a git checkout; runs ordered by file name", file=sys.stderr)
-        return {p.name: (0, 0, p.name) for p in summaries.glob("*.json")}
+        return {name: (0, 0, name) for name in commits}
     history = _git(repo, "rev-list", "--reverse", rev).split()
     place = {sha[:7]: i for i, sha in enumerate(history)}
     added: dict[str, int] = {}
@@ -79,11 +82,9 @@ def run_order(summaries: Path, rev: str = "HEAD", reverted: set[str] = frozenset
         elif line.strip():
             added.setdefault(Path(line).name, current)
     order = {}
-    for path in summaries.glob("*.json"):
-        commit = str(json.loads(path.read_text()).get("commit") or "")[:7]
-        # a summary not yet committed is the newest of all
-        when_added = added.get(path.name, len(history))
-        order[path.name] = (-1 if commit in reverted else place.get(commit, when_added), when_added, path.name)
+    for name, commit in commits.items():
+        when_added = added.get(name, len(history))  # a summary not yet committed is the newest of all
+        order[name] = (-1 if commit[:7] in reverted else place.get(commit[:7], when_added), when_added, name)
     return order
 
 
@@ -92,10 +93,12 @@ def standings(questions: Path, summaries: Path, labels: list[str], rev: str = "H
     """The standing answers of each label on dev and test (questions of ``questions``, runs of ``summaries``,
     reverted commits listed in ``reverted``, by default ``reverted.txt`` beside ``summaries``)."""
     rows = {r["id"]: r for r in (json.loads(line) for line in questions.read_text().splitlines() if line.strip())}
-    order = run_order(summaries, rev, reverted_commits(reverted or summaries.parent / "reverted.txt"))
+    runs = {path.name: json.loads(path.read_text()) for path in summaries.glob("*.json")}
+    order = run_order(summaries, {name: str(run.get("commit") or "") for name, run in runs.items()}, rev,
+                      reverted_commits(reverted or summaries.parent / "reverted.txt"))
     newest: dict[str, dict[str, tuple[float, str, bool]]] = {label: {} for label in labels}
     for name in sorted(order, key=order.__getitem__):
-        summary = json.loads((summaries / name).read_text())
+        summary = runs[name]
         if summary.get("label") not in newest or summary.get("dataset") not in (None, "user"):
             continue
         for q in summary.get("questions", []):
@@ -104,7 +107,8 @@ def standings(questions: Path, summaries: Path, labels: list[str], rev: str = "H
     out = []
     for label in labels:
         for split in ("dev", "test"):
-            st = Standing(label, split)
+            st = Standing(label, split, size={t: sum(1 for r in rows.values() if r.get("split") == split
+                                                    and ("box" in r) == (t == "box")) for t in ("vqa", "box")})
             for qid, (score, name, stale) in newest[label].items():
                 row = rows[qid]
                 if row.get("split") != split:
@@ -131,13 +135,11 @@ def main() -> None:
     parser.add_argument("--categories", action="store_true", help="also the score per category")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
     args = parser.parse_args()
-    rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
-    size = {(s, t): sum(1 for r in rows if r.get("split") == s and ("box" in r) == (t == "box")) for s in ("dev", "test") for t in ("vqa", "box")}
     found = standings(args.questions, args.summaries, args.label or ["no_rl", "vipergpt"], args.rev)
     if args.markdown:
         print("| label | split | VQA | questions | Acc@0.5 | boxes |\n|---|---|---|---|---|---|")
     for st in found:
-        vqa, box = f"{len(st.vqa)}/{size[st.split, 'vqa']}", f"{len(st.boxes)}/{size[st.split, 'box']}"
+        vqa, box = f"{len(st.vqa)}/{st.size['vqa']}", f"{len(st.boxes)}/{st.size['box']}"
         if args.markdown:
             print(f"| {st.label} | {st.split} | {_pct(st.vqa)} | {vqa} | {_pct(st.boxes)} | {box} |")
         else:
