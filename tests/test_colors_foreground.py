@@ -148,6 +148,23 @@ def test_a_vivid_red_orange_is_orange_and_a_shaded_one_stays_red(photo) -> None:
     assert color_ops.read_colors(box, foreground=True).shares()[0].name == "red"
 
 
+def _bands(*bands: tuple[int, tuple[int, int, int]]) -> Image.Image:
+    """A 100-wide patch of horizontal bands, each (rows, rgb)."""
+    return Image.fromarray(np.concatenate([np.full((rows, 100, 3), rgb, np.uint8) for rows, rgb in bands]))
+
+
+def test_a_white_surface_in_shade_reads_white_and_a_gray_thing_stays_gray() -> None:
+    # a white wall, half of it in a bluish shade (V 0.72): a person calls all of it white
+    shaded = color_ops.color_histogram(_bands((50, (246, 246, 250)), (50, (176, 180, 184))), center_weight=False)
+    assert shaded["white"] > 0.99 and shaded["gray"] == 0
+    # a pale gray thing with a small white highlight: its light gray is its own colour
+    pale = color_ops.color_histogram(_bands((20, (246, 246, 246)), (80, (176, 176, 176))), center_weight=False)
+    assert pale["gray"] > 0.75
+    # a mid-gray (V 0.45) beside as much white is a second colour, not white in shade
+    mid = color_ops.color_histogram(_bands((50, (246, 246, 246)), (50, (115, 115, 118))), center_weight=False)
+    assert mid["gray"] > 0.45 and mid["white"] > 0.45
+
+
 def test_head_colours_are_those_that_describe_the_named_thing() -> None:
     assert color_ops.head_colors("yellow taxi") == ("yellow",)
     assert color_ops.head_colors("light green kite") == ("green",)  # the shade word is dropped

@@ -170,9 +170,19 @@ def _center_weights(hgt: int, wid: int) -> np.ndarray:
     return np.exp(-(((xx - (wid - 1) / 2) / (0.35 * wid)) ** 2 + ((yy - (hgt - 1) / 2) / (0.35 * hgt)) ** 2))
 
 
+_SHADED_WHITE_V = 0.6  # a light gray from here up may be a white surface in shade
+
+
 def _histogram(rgb: np.ndarray, weights: np.ndarray) -> dict[str, float]:
     hsv = np.asarray(Image.fromarray(rgb).convert("HSV"), dtype=np.float32) / 255.0
     names = _pixel_names(hsv)
+    # Lightness constancy: where a region reads white at least as much as light gray, its light gray is the same
+    # white surface in shade (snow in a hollow, the shaded side of a white van), as a person sees it; a gray thing
+    # with a few white highlights, or a mid-gray one, keeps its gray.
+    gray, white = BASE_COLORS.index("gray"), BASE_COLORS.index("white")
+    light_gray = (names == gray) & (hsv[..., 2] >= _SHADED_WHITE_V)
+    if weights[names == white].sum() >= weights[light_gray].sum() > 0:
+        names = np.where(light_gray, white, names)
     totals = np.bincount(names.ravel(), weights=weights.ravel(), minlength=len(BASE_COLORS))
     totals = totals / max(totals.sum(), 1e-9)
     return {name: float(totals[i]) for i, name in enumerate(BASE_COLORS)}
