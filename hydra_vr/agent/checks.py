@@ -386,7 +386,7 @@ def _presence_unsearched(ev: Evidence, frame: QuestionFrame | None, answer: str)
 
 
 def _existence_for_state(ev: Evidence, frame: QuestionFrame | None, answer: str) -> str | None:
-    """A yes or no to how a thing is ("Is the kite flying?", "Is the plate empty?", "Is the man wearing a
+    """A yes or no to how a thing is ("Is the kite flying?", "Is the bowl empty?", "Is the man wearing a
     watch?") that rests on finds of that thing alone: a find tells that the thing is there, not what the
     question asks of it. A program wrote ``bool_to_yesno(exists("kite"))``. Not judged: a presence question (a
     find is its evidence), a question with a colour word (a find of "red car" measures the colour), a find of

@@ -98,7 +98,7 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     part, a shape), else on the patch's subject, else on the whole patch (the border for a question about the
     background), each with at least ``floor`` of its pixels (the first of each list always), and the words
     that name the same colour ("navy" for blue). The LLM sees no pixels: a colour no tool measured is a
-    guess from habit ("What color is the plate?" -> white beside "red 51%": the plate is red), and the
+    guess from habit ("What color is the towel?" -> white beside "red 51%": the towel is red), and the
     whole patch's colours beside the named thing's are mostly the backdrop's. Of people whose worn part
     the question asks about, the one it places is alone."""
     if findings.get("part"):  # a part no tool locates: any colour measured on its whole, the small shares too
