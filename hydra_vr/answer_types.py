@@ -641,7 +641,14 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             j -= 1  # "the bus, THE car or the bike"
         if j < 0 or tokens[j] != ",":
             break
-    if items and _ing_verb(right[0]) and not _ing_verb(items[-1][0]):
+    if items and len(right) == 1 and right[0] in _PATH_WORDS and items[-1][0] not in _PATH_WORDS:
+        # "facing toward us or away", "walking towards the camera or away from it": a bare path word is the second
+        # option, so the first is the path word before it (read back no further than a comma), not what it leads to
+        back = next((k for k in range(nearest[0] - 1, max(-1, nearest[0] - 4), -1)
+                     if tokens[k] == "," or tokens[k] in _PATH_WORDS), None)
+        if back is not None and tokens[back] != ",":
+            items[-1] = [tokens[back]]
+    elif items and _ing_verb(right[0]) and not _ing_verb(items[-1][0]):
         # "coming toward the camera or going away from it": a verb's -ing form opens the second option, so the
         # first is its own -ing verb (read back no further than a comma), not its last noun ("camera"), with the
         # words after it as the second option has them: up to as many, cut where a phrase of another thing starts

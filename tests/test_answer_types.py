@@ -23,7 +23,7 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
         ("Is the door open or closed?", "choice", ("open", "closed")),
         ("Is it big or small?", "choice", ("big", "small")),
         ("Are the lamps on or off?", "choice", ("on", "off")),
-        ("Is the man in front of or behind the car?", "choice", ("front", "behind")),
+        ("Is the man in front of or behind the car?", "choice", ("in front", "behind")),
         ("Is the motorcycle red, blue, or green?", "choice", ("red", "blue", "green")),
         ("Is the shirt dark blue or light blue?", "choice", ("dark blue", "light blue")),
         # a last option of two words: the noun right after the article is the subject, not part of the first option
@@ -126,6 +126,9 @@ def test_choice_question_refuses_words_outside_the_options():
         ("Is the deer running into the woods or walking slowly?", ("running", "walking slowly")),
         ("Is the child pushing the cart or pulling it?", ("pushing", "pulling")),
         ("Is the girl climbing up the ladder or climbing down?", ("climbing up", "climbing down")),  # as many words
+        # a bare path word as the second option: the first is the path word before it, not what that leads to
+        ("Is the bus driving toward them or away?", ("toward", "away")),
+        ("Is the swan swimming towards the bridge or away from it?", ("towards", "away")),
         # left alone: two colours, two nouns, a noun phrase on each side, different prepositions
         ("Is the scarf pink or dark green?", ("pink", "dark green")),
         ("Is that a goat or a sheep?", ("goat", "sheep")),
