@@ -29,7 +29,7 @@ from typing import Any, Literal
 from hydra_vr import gazetteer
 from hydra_vr.asked import PlaceAsked
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
-from hydra_vr.lexicon.words import GENERIC_NOUNS, PERSON_PRONOUNS, POSSESSIVES, SET_PHRASES, photo_nouns
+from hydra_vr.lexicon.words import GENERIC_NOUNS, PERSON_PRONOUNS, PLACE_PHRASES, POSSESSIVES, SET_PHRASES, photo_nouns
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
 
@@ -556,6 +556,19 @@ _RIGHT_STOP = {"of", "in", "on", "at", "to", "from", "with", "than", "for", "the
 _PATH_WORDS = {"toward", "towards", "away", "into", "onto", "through", "across", "along", "around", "past"}  # a path, not a thing
 # A preposition repeated before the second option ("in the box or ON the sofa") is not part of it.
 _LEAD_PREPS = {"at", "in", "on", "to", "from", "by", "near", "inside", "outside", "under", "over", "above", "below", "into", "during"}
+# What stands after a preposition for a thing named before ("... or under IT", "... or outside of IT").
+_BACK_REFERENCE = {"it", "them", "him", "her", "us", "me"}
+_RELATION_PREPS = _LEAD_PREPS | {"behind", "beside", "beneath", "underneath"}
+
+
+def _relation_word(token: str) -> bool:
+    """Whether a token of ``_named_options`` places a thing against another: a preposition, or a lexicon place phrase
+    ("in_front", joined as one token)."""
+    return token in _RELATION_PREPS or token.replace("_", " ") in PLACE_PHRASES
+
+
+# A verb's particle ("taking off", "giving up"): part of the verb, not a preposition of a thing.
+_PARTICLES = {"off", "up", "down", "out", "back"}
 _LEFT_STOP = _AUX + ("the", "a", "an", "this", "that", "it", "he", "she", "they", "on", "in", "at", "of", "to",
                      "from", "with", "than", "for", "there", "which", "who", "what", "where")
 
@@ -609,6 +622,13 @@ def _named_options(question: str) -> tuple[str, ...] | None:
         right.append(t)
     if not right or right == ["not"]:
         return None  # "... or not?" is a yes/no question
+    # "on top of the box or under it", "inside the box or outside of it": the preposition is the second option, not
+    # the pronoun (or the "of") after it; the first is then the preposition before the thing (below)
+    rest = [t for t in after if t not in _ARTICLES]
+    relation = (len(rest) in (2, 3) and _relation_word(rest[0]) and rest[-1] in _BACK_REFERENCE
+                and rest[1:-1] in ([], ["of"]))  # the pronoun ends the question: "behind her" (not "behind her chair")
+    if relation:
+        right = [rest[0]]
     n = len(right)
     # Options before "or", read backwards: one group of up to n words, then another only after a
     # comma ("red, blue, or green"; "dark blue or light blue"; "in front of or behind").
@@ -641,6 +661,19 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             j -= 1  # "the bus, THE car or the bike"
         if j < 0 or tokens[j] != ",":
             break
+    if items and relation:
+        back = next((k for k in range(nearest[0] - 1, max(-1, nearest[0] - 5), -1)
+                     if tokens[k] in (",", "or") or tokens[k] in _AUX or _relation_word(tokens[k])), None)
+        if back is not None and _relation_word(tokens[back]):
+            phrase = [tokens[back]]
+            for t in tokens[back + 1:nearest[0]]:
+                if t in _ARTICLES or t in ("of", "to"):
+                    break
+                phrase.append(t)  # "on top (of the box)"
+            items[-1] = phrase
+    elif (items and items[-1] and items[-1][0] in COLOR_WORDS and nearest[0] >= 2 and tokens[nearest[0] - 1] == "and"
+            and tokens[nearest[0] - 2] in COLOR_WORDS):
+        items[-1] = [tokens[nearest[0] - 2], "and", *items[-1]]  # "black and white or in color": one option, as after "or"
     if items and len(right) == 1 and right[0] in _PATH_WORDS and items[-1][0] not in _PATH_WORDS:
         # "facing toward us or away", "walking towards the camera or away from it": a bare path word is the second
         # option, so the first is the path word before it (read back no further than a comma), not what it leads to
@@ -656,7 +689,10 @@ def _named_options(question: str) -> tuple[str, ...] | None:
                      if tokens[k] == "," or _ing_verb(tokens[k])), None)
         if back is not None and tokens[back] != ",":
             verb = [tokens[back]]
-            for t in tokens[back + 1:nearest[1]]:
+            for m, t in enumerate(tokens[back + 1:nearest[1]], back + 1):
+                if t in _PARTICLES and m == nearest[1] - 1:
+                    verb.append(t)  # "taking off or landing": the verb's particle just before "or" is its own
+                    break
                 if len(verb) >= len(right) or t in _RIGHT_STOP or t in _LEAD_PREPS or t in _PATH_WORDS:
                     break
                 verb.append(t)

@@ -129,6 +129,12 @@ def test_choice_question_refuses_words_outside_the_options():
         # a bare path word as the second option: the first is the path word before it, not what that leads to
         ("Is the bus driving toward them or away?", ("toward", "away")),
         ("Is the swan swimming towards the bridge or away from it?", ("towards", "away")),
+        # a preposition before a pronoun for the thing named first is the second option; the first is its own preposition
+        ("Is the vase on top of the shelf or under it?", ("on top", "under")),
+        ("Is the hamster inside the cage or outside of it?", ("inside", "outside")),
+        ("Is the stool in front of the counter or behind it?", ("in front", "behind")),
+        ("Is the snapshot black and white or in color?", ("black and white", "color")),  # two colours joined, as after "or"
+        ("Is the jet taking off or landing?", ("taking off", "landing")),  # the verb's particle just before "or"
         # left alone: two colours, two nouns, a noun phrase on each side, different prepositions
         ("Is the scarf pink or dark green?", ("pink", "dark green")),
         ("Is that a goat or a sheep?", ("goat", "sheep")),

@@ -96,4 +96,4 @@ BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)
 
 
 __all__ = ["ARTICLES", "BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "ORIENTATION_ONLY",
-           "ORIENTATION_POLES", "PHRASE_CUT", "REGION_NOUNS", "one_of", "phrase_end", "photo_nouns"]
+           "ORIENTATION_POLES", "PHRASE_CUT", "PLACE_PHRASES", "REGION_NOUNS", "one_of", "phrase_end", "photo_nouns"]
