@@ -65,6 +65,11 @@ def test_knowledge_and_reading_cues() -> None:
     assert knowledge.knowledge is not None and knowledge.knowledge.head == "pastry" and not knowledge.reading
     reading = parse("What does the banner over the gate say?")
     assert reading.reading and reading.subject == "banner" and reading.knowledge is None
+    # a wh-word before "does": the verb still ends the subject ("plaque", not "plaque say")
+    short = parse("What does the plaque say?")
+    assert short.reading and short.subject == "plaque" and short.action == "say"
+    carried = parse("What does the girl carry?")
+    assert carried.subject == "girl" and carried.held
 
 
 def test_place_question() -> None:
