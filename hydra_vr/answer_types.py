@@ -29,7 +29,7 @@ from typing import Any, Literal
 from hydra_vr import gazetteer
 from hydra_vr.asked import PlaceAsked
 from hydra_vr.lexicon import wordnet as wn  # loads WordNet on first use only
-from hydra_vr.lexicon.words import GENERIC_NOUNS, PERSON_PRONOUNS, PLACE_PHRASES, POSSESSIVES, SET_PHRASES, photo_nouns
+from hydra_vr.lexicon.words import GENERIC_NOUNS, PERSON_PRONOUNS, POSSESSIVES, SET_PHRASES, photo_nouns
 
 AnswerKind = Literal["yesno", "choice", "number", "color", "open"]
 
@@ -558,13 +558,8 @@ _PATH_WORDS = {"toward", "towards", "away", "into", "onto", "through", "across",
 _LEAD_PREPS = {"at", "in", "on", "to", "from", "by", "near", "inside", "outside", "under", "over", "above", "below", "into", "during"}
 # What stands after a preposition for a thing named before ("... or under IT", "... or outside of IT").
 _BACK_REFERENCE = {"it", "them", "him", "her", "us", "me"}
+# The prepositions that place a thing against another ("on top of the box or UNDER it").
 _RELATION_PREPS = _LEAD_PREPS | {"behind", "beside", "beneath", "underneath"}
-
-
-def _relation_word(token: str) -> bool:
-    """Whether a token of ``_named_options`` places a thing against another: a preposition, or a lexicon place phrase
-    ("in_front", joined as one token)."""
-    return token in _RELATION_PREPS or token.replace("_", " ") in PLACE_PHRASES
 
 
 # A verb's particle ("taking off", "giving up"): part of the verb, not a preposition of a thing.
@@ -625,7 +620,7 @@ def _named_options(question: str) -> tuple[str, ...] | None:
     # "on top of the box or under it", "inside the box or outside of it": the preposition is the second option, not
     # the pronoun (or the "of") after it; the first is then the preposition before the thing (below)
     rest = [t for t in after if t not in _ARTICLES]
-    relation = (len(rest) in (2, 3) and _relation_word(rest[0]) and rest[-1] in _BACK_REFERENCE
+    relation = (len(rest) in (2, 3) and rest[0] in _RELATION_PREPS and rest[-1] in _BACK_REFERENCE
                 and rest[1:-1] in ([], ["of"]))  # the pronoun ends the question: "behind her" (not "behind her chair")
     if relation:
         right = [rest[0]]
@@ -663,8 +658,8 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             break
     if items and relation:
         back = next((k for k in range(nearest[0] - 1, max(-1, nearest[0] - 5), -1)
-                     if tokens[k] in (",", "or") or tokens[k] in _AUX or _relation_word(tokens[k])), None)
-        if back is not None and _relation_word(tokens[back]):
+                     if tokens[k] in (",", "or") or tokens[k] in _AUX or tokens[k] in _RELATION_PREPS), None)
+        if back is not None and tokens[back] in _RELATION_PREPS:
             phrase = [tokens[back]]
             for t in tokens[back + 1:nearest[0]]:
                 if t in _ARTICLES or t in ("of", "to"):

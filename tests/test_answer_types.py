@@ -23,7 +23,7 @@ from hydra_vr.answer_types import (AnswerSpec, against_search, asked_knowledge, 
         ("Is the door open or closed?", "choice", ("open", "closed")),
         ("Is it big or small?", "choice", ("big", "small")),
         ("Are the lamps on or off?", "choice", ("on", "off")),
-        ("Is the man in front of or behind the car?", "choice", ("in front", "behind")),
+        ("Is the man in front of or behind the car?", "choice", ("front", "behind")),
         ("Is the motorcycle red, blue, or green?", "choice", ("red", "blue", "green")),
         ("Is the shirt dark blue or light blue?", "choice", ("dark blue", "light blue")),
         # a last option of two words: the noun right after the article is the subject, not part of the first option

@@ -83,12 +83,9 @@ FOCUS_WORDS = re.compile(r"\b(" + "|".join(sorted(map(re.escape, FOCUS_POLES), k
 _UPSIDE_DOWN = ("upside down", "upside-down", "inverted", "flipped")
 _UPRIGHT = ("upright", "right side up", "right way up", "normal")
 ORIENTATION_POLES = {**{w: "upside down" for w in _UPSIDE_DOWN}, **{w: "upright" for w in _UPRIGHT}}
-# A preposition and its noun that stand as one place ("in front of or behind the car": "in front", not "front";
-# "on top" is not one: "on top or at the bottom" is a place question of "top" and "bottom").
-PLACE_PHRASES = ("in front",)
 # Phrases of several words that stand as one option of a choice ("in focus or out of focus", "upright or upside down").
-SET_PHRASES = tuple(sorted({p for p in (*FOCUS_POLES, *ORIENTATION_POLES, *PLACE_PHRASES) if " " in p or "-" in p},
-                           key=len, reverse=True))
+SET_PHRASES = tuple(sorted({p for p in (*FOCUS_POLES, *ORIENTATION_POLES) if " " in p or "-" in p}, key=len,
+                          reverse=True))
 # the words that ask about it in a yes/no ("Is the label upside down?"): "upright" alone stands for a posture too
 ORIENTATION_ONLY = re.compile(r"\b(upside[ -]down|inverted|right (?:side|way) up)\b")
 # What lies behind the subject: a question about these asks about the photo's background.
@@ -96,4 +93,4 @@ BACKGROUND = re.compile(r"\b(background|backdrop|behind|distance|far away|crowd)
 
 
 __all__ = ["ARTICLES", "BACKGROUND", "FOCUS_ONLY", "FOCUS_POLES", "FOCUS_WORDS", "GENERIC_NOUNS", "ORIENTATION_ONLY",
-           "ORIENTATION_POLES", "PHRASE_CUT", "PLACE_PHRASES", "REGION_NOUNS", "one_of", "phrase_end", "photo_nouns"]
+           "ORIENTATION_POLES", "PHRASE_CUT", "REGION_NOUNS", "one_of", "phrase_end", "photo_nouns"]
