@@ -560,8 +560,6 @@ _LEAD_PREPS = {"at", "in", "on", "to", "from", "by", "near", "inside", "outside"
 _BACK_REFERENCE = {"it", "them", "him", "her", "us", "me"}
 # The prepositions that place a thing against another ("on top of the box or UNDER it").
 _RELATION_PREPS = _LEAD_PREPS | {"behind", "beside", "beneath", "underneath"}
-
-
 # A verb's particle ("taking off", "giving up"): part of the verb, not a preposition of a thing.
 _PARTICLES = {"off", "up", "down", "out", "back"}
 _LEFT_STOP = _AUX + ("the", "a", "an", "this", "that", "it", "he", "she", "they", "on", "in", "at", "of", "to",
