@@ -287,6 +287,7 @@ def test_a_written_name_or_fact_is_not_refused_for_want_of_a_tool() -> None:
     ("What is growing beside the fence?", "ivy", False),
     ("What is the striped shape?", "triangle", False),  # asks what the shape is: a kind of shape answers
     ("What is the bird on the wire carrying?", "sparrow", True),
+    ("What does the road sign say?", "stop", False),  # text read off the sign, though WordNet has a "stop" sign
 ])
 def test_an_answer_naming_only_the_thing_asked_about_is_refused(question: str, answer: str, refused: bool) -> None:
     with checks.collecting() as fired:

@@ -421,9 +421,10 @@ def _restated_subject(ev: Evidence, frame: QuestionFrame | None, answer: str) ->
     """An answer that only names the thing the question is about ("Where does this bird usually nest?" ->
     "parrot"; "What is the man holding?" -> "man"): the answer is the subject's head noun or a kind of it
     (WordNet). Judged only where the question asks what the subject does (the frame's ``action``), not which kind
-    it is ("What bird is this?", the frame's category) nor what it is or is called ("What is the blue shape?")."""
+    it is ("What bird is this?", the frame's category) nor what it is or is called ("What is the blue shape?"), nor
+    where the answer is text read off the thing ("What does the sign say?" -> "stop": a word, not a kind of sign)."""
     assert frame is not None
-    if frame.category is not None or frame.action is None or not frame.subject:
+    if frame.category is not None or frame.action is None or not frame.subject or frame.reading:
         return None
     head, name = frame.subject.split()[-1], wn.answer_noun(answer)
     if name is None or not (wn.singular(name) == wn.singular(head) or wn.word_is_a(name, head)):
