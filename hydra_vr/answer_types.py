@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -582,6 +582,18 @@ def _ing_verb(word: str) -> bool:
     return len(word) > 4 and word.endswith("ing") and wn.is_verb(word)
 
 
+def _look_back(tokens: Sequence[str], end: int, span: int, found: Callable[[str], bool],
+               stops: Sequence[str] = (",",)) -> int | None:
+    """Where the nearest token before ``end`` that ``found`` accepts stands, read back at most ``span`` tokens; None
+    where a token of ``stops`` (a comma: another item's option) or nothing comes first."""
+    for k in range(end - 1, max(-1, end - 1 - span), -1):
+        if tokens[k] in stops:
+            return None
+        if found(tokens[k]):
+            return k
+    return None
+
+
 def _named_options(question: str) -> tuple[str, ...] | None:
     """("left", "right") for "... on the left or the right?"; None without an "A or B" in it.
 
@@ -655,9 +667,8 @@ def _named_options(question: str) -> tuple[str, ...] | None:
         if j < 0 or tokens[j] != ",":
             break
     if items and relation:
-        back = next((k for k in range(nearest[0] - 1, max(-1, nearest[0] - 5), -1)
-                     if tokens[k] in (",", "or") or tokens[k] in _AUX or tokens[k] in _RELATION_PREPS), None)
-        if back is not None and tokens[back] in _RELATION_PREPS:
+        back = _look_back(tokens, nearest[0], 4, _RELATION_PREPS.__contains__, (",", "or", *_AUX))
+        if back is not None:
             phrase = [tokens[back]]
             for t in tokens[back + 1:nearest[0]]:
                 if t in _ARTICLES or t in ("of", "to"):
@@ -670,17 +681,15 @@ def _named_options(question: str) -> tuple[str, ...] | None:
     if items and len(right) == 1 and right[0] in _PATH_WORDS and items[-1][0] not in _PATH_WORDS:
         # "facing toward us or away", "walking towards the camera or away from it": a bare path word is the second
         # option, so the first is the path word before it (read back no further than a comma), not what it leads to
-        back = next((k for k in range(nearest[0] - 1, max(-1, nearest[0] - 4), -1)
-                     if tokens[k] == "," or tokens[k] in _PATH_WORDS), None)
-        if back is not None and tokens[back] != ",":
+        back = _look_back(tokens, nearest[0], 3, _PATH_WORDS.__contains__)
+        if back is not None:
             items[-1] = [tokens[back]]
     elif items and _ing_verb(right[0]) and not _ing_verb(items[-1][0]):
         # "coming toward the camera or going away from it": a verb's -ing form opens the second option, so the
         # first is its own -ing verb (read back no further than a comma), not its last noun ("camera"), with the
         # words after it as the second option has them: up to as many, cut where a phrase of another thing starts
-        back = next((k for k in range(nearest[0] - 1, max(-1, nearest[0] - 5), -1)
-                     if tokens[k] == "," or _ing_verb(tokens[k])), None)
-        if back is not None and tokens[back] != ",":
+        back = _look_back(tokens, nearest[0], 4, _ing_verb)
+        if back is not None:
             verb = [tokens[back]]
             for m, t in enumerate(tokens[back + 1:nearest[1]], back + 1):
                 if t in _PARTICLES and m == nearest[1] - 1:
