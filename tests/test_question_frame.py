@@ -70,6 +70,9 @@ def test_knowledge_and_reading_cues() -> None:
     assert short.reading and short.subject == "plaque" and short.action == "say"
     carried = parse("What does the girl carry?")
     assert carried.subject == "girl" and carried.held
+    # the do after a wh-word and an attribute ends the subject too ("fox", not "fox have")
+    assert parse("What colour does the fox have?").subject == "fox"
+    assert parse("Which colour do her boots have?").subject == "boots"
 
 
 def test_place_question() -> None:

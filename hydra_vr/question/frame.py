@@ -360,7 +360,8 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     if not m:
         return None, None
     words = _words(m.group(1))
-    if not _DO.isdisjoint(_words(question)[:2]):  # "(what) does the woman hold": the verb ends the phrase
+    # "(what colour) does the cat have": a do before the phrase lets its verb end it
+    if not _DO.isdisjoint(_words(question[:m.start()])):
         words = words[:_do_verb(words)]
     if (len(words) > 2 and words[1] == "of" and any(w.endswith(("'s", "s'")) for w in words[2:5])
             and wn.partitive(_US.get(words[0], words[0]), ("attribute",))):
