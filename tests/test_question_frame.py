@@ -75,6 +75,15 @@ def test_knowledge_and_reading_cues() -> None:
     assert parse("Which colour do her boots have?").subject == "boots"
 
 
+def test_subject_phrase_ends_on_its_noun() -> None:
+    # a word used mostly as an adjective after the thing says what it is, it names nothing ("kettle", not "kettle hot")
+    assert parse("Is the kettle hot?").subject == "kettle"
+    assert parse("Are the puppy's ears floppy?").subject == "ears"
+    # an -ing noun after adjectives alone is the thing's name, not what it does ("the tall painting")
+    assert parse("Is the tall painting on the left or on the right?").subject == "tall painting"
+    assert parse("Is the girl running?").subject == "girl"
+
+
 def test_place_question() -> None:
     frame = parse("Is the lighthouse on the left or the right of the picture?")
     assert frame.place is not None and frame.place.thing == "lighthouse" and set(frame.place.places) == {"left", "right"}
