@@ -405,7 +405,8 @@ _OF_NAMES_WHAT_FOLLOWS = ("category", "attribute")
 
 def _subject_phrase(tail: Sequence[str]) -> str | None:
     """The noun phrase that starts ``tail``: it runs while WordNet knows each word as a noun or an adjective, and
-    ends on a noun that is no colour; after a word for a kind and "of", the noun that follows (:func:`_noun_phrase`)."""
+    ends on a noun that is no colour, and past its first word on one used mostly as a noun; after a word for a kind
+    and "of", the noun that follows (:func:`_noun_phrase`)."""
     words: list[str] = []
     for i, w in enumerate(tail[:4]):
         if w == "of" and words and wn.partitive(_US.get(words[-1], words[-1]), _OF_NAMES_WHAT_FOLLOWS):
