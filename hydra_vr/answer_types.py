@@ -619,8 +619,7 @@ def _named_options(question: str) -> tuple[str, ...] | None:
             break
         if t in _ARTICLES and not right:
             continue
-        repeated = t in _RIGHT_STOP and t not in _ARTICLES and t in tokens[max(0, i - 4):i]  # "made of wood or OF glass"
-        if (t in _LEAD_PREPS or repeated) and not right and k + 1 < len(after) and after[k + 1] != "," and not prep_pair:
+        if t in _LEAD_PREPS and not right and k + 1 < len(after) and after[k + 1] != "," and not prep_pair:
             continue  # "... at the top or AT the bottom": the option is "bottom" ("on or off" keeps "off")
         pair = t == "and" and right and right[-1] in COLOR_WORDS and k + 1 < len(after) and after[k + 1] in COLOR_WORDS
         if right and ((t in _RIGHT_STOP and not pair) or len(right) >= 3):
