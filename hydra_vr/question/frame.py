@@ -416,11 +416,11 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
         if w in _STOP or w in ARTICLES or not (wn.is_noun(w) or wn.is_adjective(w) or wn.unknown(w)):
             break
         if words and _progressive(w) and any(wn.used_as_noun(x) for x in words):
-            break  # "the chef cutting": what the thing does, not part of its name ("the low building" is a name)
+            break  # "the chef cutting": what the thing does, not part of its name ("the tall painting" is a name)
         words.append(w)
     while words and (words[-1] in at.COLOR_WORDS or not (wn.is_noun(words[-1]) or wn.unknown(words[-1]))
                      or len(words) > 1 and not wn.used_as_noun(words[-1])):
-        words.pop()  # "the street wet", "the mouth open": a word used mostly as an adjective says what the thing is
+        words.pop()  # "the kettle hot", "the ears floppy": a word used mostly as an adjective says what the thing is
     return " ".join(words) or None
 
 
