@@ -164,6 +164,9 @@ def test_an_answer_off_the_category_asked_is_refused_by_wordnet(question: str, a
     ("Does the green train stop at this station?", "green train", "stop"),  # 'green' alone names no subject: past it
     ("Do the boys play football?", "boys", "play"),
     ("Is this a tractor?", "tractor", None),  # the article after "this" starts no phrase of its own
+    ("How often does the ferry sail?", "ferry", "sail"),  # the do stands past the first two words
+    ("Where does the old man usually sit?", "old man", "sit"),  # 'man' may be a verb, but "the old" names nothing yet
+    ("What do boats carry on this river?", "river", None),  # "what do" asks for no category named "do"
 ])
 def test_a_do_questions_subject_ends_at_its_verb(question: str, subject: str, action: str) -> None:
     frame = parse(question)

@@ -257,6 +257,8 @@ def asked_category(question: str) -> str | None:
     if len(words) < 2 or words[0] not in ("what", "which"):
         return None
     rest = words[1:]
+    if rest[0] in _DO:
+        return None  # "what do birds eat": a do-question asks what the thing does ("does" is a noun to WordNet too)
     if rest[0] in _KIND_WORDS and len(rest) > 2 and rest[1] == "of":  # "what kind of bird"
         rest = rest[2:]
     elif rest[0] in ("is", "are") and len(rest) > 2 and rest[1] in ("this", "that", "the", "these", "those"):
@@ -296,9 +298,16 @@ def _do_verb(words: Sequence[str]) -> int:
     noun phrase that is not followed by another ("the old truck have": 'truck' may be a verb too, 'have' is the one);
     ``len(words)`` where none is."""
     for i, w in enumerate(words):
-        if _base_verb(w) and _subject_phrase(words[:i]) and not (i + 1 < len(words) and _base_verb(words[i + 1])):
+        if _base_verb(w) and _names_a_thing(_subject_phrase(words[:i])) and not (i + 1 < len(words) and _base_verb(words[i + 1])):
             return i
     return len(words)
+
+
+def _names_a_thing(phrase: str | None) -> bool:
+    """Whether a noun phrase ends on a word used mostly as a noun (or one WordNet does not know): "the old" names
+    nothing yet, so in "the old man sit" 'man' is no verb."""
+    last = phrase.split()[-1] if phrase else None
+    return last is not None and (wn.used_as_noun(last) or wn.unknown(last))
 
 
 def _base_verb(word: str) -> bool:
@@ -325,7 +334,7 @@ def _action(low: str, subject: str | None) -> str | None:
     if head not in words:
         return None
     tail = words[words.index(head) + 1:]
-    do_question = bool(_DO & set(words[:2]))
+    do_question = not _DO.isdisjoint(words[:words.index(head)])  # a do anywhere before the subject, as _subject reads it
     for before, w in zip([head, *tail], tail):
         if w in _STOP and w not in ("doing", "holding", "wearing"):
             continue
