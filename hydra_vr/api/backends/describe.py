@@ -110,6 +110,8 @@ def _colors_seen(findings: dict, floor: float = 0.2) -> tuple[str, ...]:
     named += [_chromatic_first(s.get("colors") or [], floor) for s in findings.get("shapes") or []]
     if findings.get("background") or not any(named):
         named = [findings.get("subject_colors") or findings.get("colors") or []]
+        if findings.get("standout"):  # what stands out is another thing than the one asked about: the rest counts too
+            named.append(findings.get("colors") or [])
     seen = set()
     for shares in named:
         for i, share in enumerate(shares):
@@ -364,7 +366,7 @@ class DescribeVQA:
         colors = _named(color_ops.dominant_colors(image))
         # A colour question about a thing the detector did not find: the whole patch's colours are mostly
         # background; the pixels that differ from the patch border's colours are the likelier subject.
-        subject_colors = None
+        subject_colors = standout = None
         background = kind == "color" and _BACKGROUND_QUESTION.search(question) is not None
         if background:  # "which colour is the backdrop?" asks for the border's colours, not the subject's
             colors = _named(color_ops.border_colors(image))
@@ -383,6 +385,7 @@ class DescribeVQA:
             subject_colors = _named(subject, 0.2)
             if subject_colors:  # the whole-patch shares would list the background first; say what it is
                 colors = _named(border)
+                standout = self._standout_other(question, classified)
         part = self._part(image, question, dets) if kind == "color" and not background else None
         texts, regions, big_text = None, [], _BIG_TEXT.search(question) is not None
         # a question for a city or a country reads signs too: a city's name is often painted on its trams
@@ -401,7 +404,7 @@ class DescribeVQA:
         search = self._search(image, question)
         counted = self._count_search(image, question) if kind == "number" else None
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
-                "colors": colors, "subject_colors": subject_colors, "texts": texts, "faces": faces, "worn": worn,
+                "colors": colors, "subject_colors": subject_colors, "standout": standout, "texts": texts, "faces": faces, "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
                 "part": part,
                 "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question,
@@ -605,6 +608,20 @@ class DescribeVQA:
         colors = _part_colors(image, [int(v) for v in found.box.to_list(0)] if found is not None else None)
         return {"part": frame.subject, "whole": label, "colors": colors} if colors else None
 
+    def _standout_other(self, question: str, classified: Sequence[Any]) -> str | None:
+        """The classifier's top label where it names what stands out in the photo as no kind of the thing the colour
+        question asks about (the subject, or the whole it is part of): "the ground" of a photo the classifier calls
+        "tiger" is not the tiger that stands out from the snow. None where a label could be that thing, the
+        classifier is unsure (under ``category_score``), or there is no frame."""
+        frame = self._frame(question)
+        if frame is None or not frame.subject or not classified or classified[0].score < self.category_score:
+            return None
+        heads = [wn.singular(phrase.split()[-1]) for phrase in (frame.subject, frame.whole) if phrase]
+        labels = [ls.label for ls in classified]
+        if any(wn.could_be_a(label, head) or label == head for label in labels for head in heads):
+            return None
+        return labels[0]
+
     def _frame(self, question: str) -> Any:
         """The question's frame, where the context reads questions (``ToolContext.read_question``); else None."""
         return self._frames(question) if self.ctx.read_question is not None else None
@@ -693,7 +710,7 @@ class DescribeVQA:
 
             msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
             for ex in load_examples("describe")["examples"]:
-                f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "texts": None,
+                f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "standout": None, "texts": None,
                      "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None, "worn": None, "background": False,
                      "part": None,
                      "texts_by_size": False} | ex["findings"]
