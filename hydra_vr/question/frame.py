@@ -298,7 +298,8 @@ def _do_verb(words: Sequence[str]) -> int:
     noun phrase that is not followed by another ("the old truck have": 'truck' may be a verb too, 'have' is the one);
     ``len(words)`` where none is."""
     for i, w in enumerate(words):
-        if _base_verb(w) and _names_a_thing(_subject_phrase(words[:i])) and not (i + 1 < len(words) and _base_verb(words[i + 1])):
+        if (_base_verb(w) and _names_a_thing(_subject_phrase(words[:i]))
+                and not (i + 1 < len(words) and _base_verb(words[i + 1]))):
             return i
     return len(words)
 

@@ -404,7 +404,8 @@ class DescribeVQA:
         search = self._search(image, question)
         counted = self._count_search(image, question) if kind == "number" else None
         return {"width": image.width, "height": image.height, "relevant": relevant, "objects": objects, "labels": labels,
-                "colors": colors, "subject_colors": subject_colors, "standout": standout, "texts": texts, "faces": faces, "worn": worn,
+                "colors": colors, "subject_colors": subject_colors, "standout": standout, "texts": texts, "faces": faces,
+                "worn": worn,
                 "shapes": shapes, "shapes_total": len(shape_boxes), "rows": rows, "search": search, "background": background,
                 "part": part,
                 "texts_by_size": texts is not None and big_text, "unchecked": _unchecked(kind, search), "question": question,
@@ -610,8 +611,8 @@ class DescribeVQA:
 
     def _standout_other(self, question: str, classified: Sequence[Any]) -> str | None:
         """The classifier's top label where it names what stands out in the photo as no kind of the thing the colour
-        question asks about (the subject, or the whole it is part of): "the ground" of a photo the classifier calls
-        "tiger" is not the tiger that stands out from the snow. None where a label could be that thing, the
+        question asks about (the subject, or the whole it is part of): "the pond" of a photo the classifier calls
+        "mallard" is not the duck that stands out from the water. None where a label could be that thing, the
         classifier is unsure (under ``category_score``), or there is no frame."""
         frame = self._frame(question)
         if frame is None or not frame.subject or not classified or classified[0].score < self.category_score:
@@ -710,7 +711,8 @@ class DescribeVQA:
 
             msgs = [ChatMessage("system", render_prompt("vqa_describe_system"))]
             for ex in load_examples("describe")["examples"]:
-                f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "standout": None, "texts": None,
+                f = {"relevant": [], "objects": [], "labels": [], "colors": [], "subject_colors": None, "standout": None,
+                     "texts": None,
                      "faces": None, "shapes": None, "shapes_total": 0, "rows": None, "search": None, "worn": None, "background": False,
                      "part": None,
                      "texts_by_size": False} | ex["findings"]
