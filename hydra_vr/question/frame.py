@@ -334,8 +334,9 @@ def _action(low: str, subject: str | None) -> str | None:
     head = subject.split()[-1] if subject else None
     if head not in words:
         return None
-    tail = words[words.index(head) + 1:]
-    do_question = not _DO.isdisjoint(words[:words.index(head)])  # a do anywhere before the subject, as _subject reads it
+    at = words.index(head)
+    tail = words[at + 1:]
+    do_question = not _DO.isdisjoint(words[:at])  # a do anywhere before the subject, as _subject reads it
     for before, w in zip([head, *tail], tail):
         if w in _STOP and w not in ("doing", "holding", "wearing"):
             continue
