@@ -26,6 +26,9 @@ from hydra_vr.question import parse
     ("Which fish swam past the diver?", "fish"),
     ("What mammal naps under the porch?", "mammal"),
     ("What is the girl feeding the goat?", None),               # a verb's base or -ing form names no kind
+    ("Which ducks swim in the pond?", "duck"),                  # after a plural the verb's base form is its own
+    ("What kind of mushrooms sprout near the log?", "mushroom"),
+    ("What sort of snack would a hiker pack?", "snack"),         # a modal follows the kind
 ])
 def test_category_asked(question: str, category: str | None) -> None:
     assert parse(question).category == category

@@ -281,16 +281,21 @@ def asked_category(question: str) -> str | None:
         if phrase is None or _no_category(phrase) or (k and not wn.names_things(phrase)):
             continue  # past adjectives, a kind of thing a photo shows ("which two words": no category)
         tail = words[len(phrase.split()):]
-        # "what reptile is that", "which bird sits ...", "what animal sleeps ...": a verb or the end follows; "what
-        # man ..." asks "who". After a number the word is what it counts ("which three letters"), not a verb.
-        if not tail or tail[0] in ("is", "are", "was", "were", "do", "does", "can", "could", "might", "in", "on", "at",
-                                   "shown", "pictured", "here", "there") or (
-                _finite_verb(tail[0]) and not ((sense := wn.main_sense(phrase)) is not None and wn.is_a(sense, "number"))):
+        # "what reptile is that", "which bird sits ...", "what animal sleeps ...", "which birds sit ...": a verb (its
+        # base form after a plural) or the end follows; "what man ..." asks "who". After a number the word is what it
+        # counts ("which three letters"), not a verb.
+        plural = wn.singular(words[len(phrase.split()) - 1]) != words[len(phrase.split()) - 1]
+        if not tail or tail[0] in _AFTER_KIND or (
+                (_finite_verb(tail[0]) or plural and _base_verb(tail[0]))
+                and not ((sense := wn.main_sense(phrase)) is not None and wn.is_a(sense, "number"))):
             return phrase
     return None
 
 
 _DO = frozenset({"do", "does", "did"})
+# Words that may follow the kind a question asks for: a form of be or do, a modal ("what food would ..."), a place
+_AFTER_KIND = frozenset({"is", "are", "was", "were", "do", "does", "can", "could", "might", "would", "will", "should",
+                         "may", "must", "in", "on", "at", "shown", "pictured", "here", "there"})
 
 
 def _do_verb(words: Sequence[str]) -> int:
