@@ -29,6 +29,11 @@ from hydra_vr.question import parse
     ("Which ducks swim in the pond?", "duck"),                  # after a plural the verb's base form is its own
     ("What kind of mushrooms sprout near the log?", "mushroom"),
     ("What sort of snack would a hiker pack?", "snack"),         # a modal follows the kind
+    ("What species are the geese?", "goose"),                   # a taxon word alone asks for a kind of the subject
+    ("Which variety does this apple belong to?", "apple"),
+    ("What floats in the bucket?", None),                     # the question's verb, not a kind named
+    ("What signs are on the door?", "sign"),                    # a noun that is a verb too, before a verb
+    ("What farm animals are these?", "farm animal"),            # a compound kind, singular as a single word is
 ])
 def test_category_asked(question: str, category: str | None) -> None:
     assert parse(question).category == category

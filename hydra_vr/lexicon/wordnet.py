@@ -139,6 +139,11 @@ def _seen(word: str, pos: str = "n") -> int:
     return sum(_lemma_count(s, word) for s in wordnet().synsets(word, pos))
 
 
+def seen_as(word: str, pos: str) -> int:
+    """How often the tagged corpus saw ``word`` (a base form) as part of speech ``pos`` ("n", "v", "a", "r")."""
+    return _seen(_key(word), pos)
+
+
 def is_noun(phrase: str) -> bool:
     """Whether WordNet knows ``phrase`` (any inflection) as a noun."""
     return bool(noun_senses(phrase))

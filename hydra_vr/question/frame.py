@@ -242,7 +242,7 @@ def _noun_phrase(words: Sequence[str]) -> str | None:
     for n in range(min(3, len(words)), 0, -1):
         phrase = " ".join(words[:n])
         if wn.is_noun(phrase):
-            return wn.singular(phrase) if n == 1 else phrase
+            return wn.singular(phrase)  # "sea animals" -> sea animal, as "animals" -> animal
     return None
 
 
@@ -261,6 +261,11 @@ def asked_category(question: str) -> str | None:
         return None  # "what do birds eat": a do-question asks what the thing does ("does" is a noun to WordNet too)
     if rest[0] in _KIND_WORDS and len(rest) > 2 and rest[1] == "of":  # "what kind of bird"
         rest = rest[2:]
+    elif rest[0] in _TAXON_WORDS and len(rest) > 1:
+        # "what breed is the dog?", "which species does this bird belong to?": the kind of the thing asked about
+        subject = _subject(question)[0]
+        kind = wn.singular(subject.split()[-1]) if subject else None
+        return None if kind is None or _no_category(kind) or not wn.names_things(kind) else kind
     elif rest[0] in ("is", "are") and len(rest) > 2 and rest[1] in ("this", "that", "the", "these", "those"):
         rest = rest[2:]  # "what is this animal?": only when nothing follows the noun phrase but a place
         phrase = _noun_phrase(rest)
@@ -281,6 +286,8 @@ def asked_category(question: str) -> str | None:
         if phrase is None or _no_category(phrase) or (k and not wn.names_things(phrase)):
             continue  # past adjectives, a kind of thing a photo shows ("which two words": no category)
         tail = words[len(phrase.split()):]
+        if len(phrase.split()) == 1 and _said_as_verb(words[0]) and (not tail or not wn.is_verb(tail[0])):
+            return None  # "what sits on the shelf": the question's verb, not a kind of thing (a sit)
         # "what reptile is that", "which bird sits ...", "what animal sleeps ...", "which birds sit ...": a verb (its
         # base form after a plural) or the end follows; "what man ..." asks "who". After a number the word is what it
         # counts ("which three letters"), not a verb.
@@ -293,6 +300,16 @@ def asked_category(question: str) -> str | None:
 
 
 _DO = frozenset({"do", "does", "did"})
+# Kind words that name a kind of the thing asked about when no "of" follows ("what breed is the dog"); not "make",
+# "model" or "brand", whose answers are names of makers, not kinds of the thing
+_TAXON_WORDS = frozenset({"kind", "type", "sort", "species", "breed", "variety"})
+
+
+def _said_as_verb(word: str) -> bool:
+    """Whether ``word`` is a verb's form of its own ("hangs", "flies") that the tagged corpus saw more often as a verb
+    than as a noun: after "what" it is the question's verb ("what flies over the lake"), not a kind named."""
+    base = wn.wordnet().morphy(word, "v")
+    return _finite_verb(word) and base is not None and wn.seen_as(base, "v") > wn.seen_as(wn.singular(word), "n")
 # Words that may follow the kind a question asks for: a form of be or do, a modal ("what food would ..."), a place
 _AFTER_KIND = frozenset({"is", "are", "was", "were", "do", "does", "can", "could", "might", "would", "will", "should",
                          "may", "must", "in", "on", "at", "shown", "pictured", "here", "there"})
