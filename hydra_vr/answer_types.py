@@ -251,6 +251,9 @@ def asked_presence(question: str) -> Presence | None:
         phrase = m.group("x")
         cut = _PRESENCE_END.search(phrase)
         thing, where = (phrase[: cut.start()], _placed(phrase[cut.start():])) if cut else (phrase, "")
+        name = _before_doing(thing.split())  # "a lamp hanging (over the table)": a lamp, placed over the table
+        if len(name) < len(thing.split()):
+            thing, where = " ".join(name), where or _placed(" ".join(thing.split()[len(name) + 1:]))
         if re.match(r"(more|fewer|less|at least|at most|exactly|only|\d+)\b", thing):
             return None  # "are there more than two people": a count, not a presence
         thing = re.sub(r"^(?:anything|something|things?|objects?) ", "", thing.strip())  # "anything red" -> red
@@ -752,8 +755,18 @@ _FRAME_ONLY = frozenset({"frame", "scene", "view"})  # with the photo's own noun
 _DIRECTION_WORDS = {"way", "facing", "face", "faces", "pointing", "point", "points", "looking", "look", "looks",
                     "turned", "turning", "heading", "moving", "going", "leaning", "direction"}
 _PLACE_TAIL = {"side", "part", "half", "corner", "edge", "of", "from", "in", "on", "the", "a", "an", "this", "that"}
-_PLACE_LEAD = {"on", "to", "at", "in", "towards", "toward", "the", "a", "an", "more", "further", "far", "located",
+_PLACE_LEAD = {"on", "to", "at", "in", "near", "towards", "toward", "the", "a", "an", "more", "further", "far", "located",
                "placed", "positioned", "standing", "sitting", "lying", "found", "shown", "seen", "parked"}
+
+
+def _before_doing(words: Sequence[str]) -> list[str]:
+    """The words of a thing's name before what it does: "person standing" -> person, "man standing at the back" ->
+    man. An -ing verb after a word used mostly as a noun ends the name; "the swimming pool" keeps its -ing word, and
+    what qualifies the thing ("the man in the cap", "a glass of wine") stays: it says which one."""
+    for i in range(1, len(words)):
+        if words[i].endswith("ing") and wn.is_verb(words[i]) and wn.used_as_noun(words[i - 1]):
+            return list(words[:i])
+    return list(words)
 
 
 @functools.cache
@@ -777,7 +790,7 @@ def asked_place(question: str) -> PlaceAsked | None:
         return None
     first = min(i for i, w in enumerate(words) if w in PLACE_WORDS)
     last = max(i for i, w in enumerate(words) if w in PLACE_WORDS)
-    thing = words[1:first]
+    thing = _before_doing(words[1:first])
     while thing and thing[-1] in _PLACE_LEAD:
         thing.pop()
     while thing and thing[0] in _ARTICLES:

@@ -28,6 +28,8 @@ from hydra_vr.memory.textualizer import textualize_call
         ("Are the people on the left side or the right side?", "people", ("left", "right"), "", True),
         ("is the lamp in the upper or the lower half of the picture", "lamp", ("top", "bottom"), "", True),
         ("Is the sun on the right or the left in the photo?", "sun", ("right", "left"), "", True),
+        ("Is the boat near the top or the bottom of the picture?", "boat", ("top", "bottom"), "", True),
+        ("Is the boy sitting on the bench on the left or on the right?", "boy", ("left", "right"), "", False),
     ],
 )
 def test_place_questions_are_read_with_their_thing_and_reference(question, thing, places, reference, frame_named):

@@ -36,6 +36,9 @@ from hydra_vr.api.types import Box
         ("Is there something blue in the picture?", Presence("blue", False)),
         ("Is anybody swimming in the lake?", Presence("person", False, "swimming in the lake")),  # a person pronoun
         ("Is there someone in this picture?", Presence("person", False)),
+        ("Is there a cat sleeping on the sofa?", Presence("cat", False, "on the sofa")),  # what it does is no name
+        ("Is there a kite flying above the beach?", Presence("kite", False, "above the beach")),
+        ("Is there a swimming pool?", Presence("swimming pool", False)),  # an -ing word before the noun names it
         ("Are there more than two people?", None),  # a count
         ("Are there 3 dogs?", None),
         ("Is the bus red?", None),
