@@ -181,6 +181,19 @@ class Counted:
     phrase: tuple[str, ...]
 
 
+def _verb_after_noun(noun: str, word: str) -> bool:
+    """Whether ``word`` after ``noun`` in a counted phrase is the verb ("towers stand", "sheep graze"): after a plural,
+    a word that can be a verb and is no plural itself (a compound noun's modifier is singular: "wine glasses"); after
+    a noun whose plural is the same, a base-form verb the tagged corpus saw more often as a verb, where the two words
+    are no compound noun ("bus stop" is one)."""
+    if word.endswith("s") or not wn.is_verb(word):
+        return False
+    if wn.singular(noun) != noun:
+        return True
+    return (wn.wordnet().morphy(word, "v") == word and wn.seen_as(word, "v") > wn.seen_as(word, "n")
+            and not wn.is_noun(f"{noun} {word}"))
+
+
 def counted_thing(question: str) -> Counted | None:
     """The :class:`Counted` of a "how many ..." question: "How many legs does the table have?" ->
     what ("leg",), rest ("table", "have"); None for any other question."""
@@ -190,8 +203,7 @@ def counted_thing(question: str) -> Counted | None:
     phrase = tuple(itertools.takewhile(lambda w: w not in _COUNT_PHRASE_END, words[2:]))
     # "how many towers stand around ...": after a plural noun, a word that can be a verb is the verb (a compound
     # noun's modifier is singular: "bus stops", "wine glasses")
-    cut = next((i for i in range(1, len(phrase)) if wn.singular(phrase[i - 1]) != phrase[i - 1] and wn.is_verb(phrase[i])
-                and not phrase[i].endswith("s")), len(phrase))
+    cut = next((i for i in range(1, len(phrase)) if _verb_after_noun(phrase[i - 1], phrase[i])), len(phrase))
     phrase = phrase[:cut]
     if not phrase:
         return None

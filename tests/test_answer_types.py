@@ -441,6 +441,8 @@ def test_a_count_spec_with_a_least_refuses_what_is_under_it():
     ("How many kites fly above the beach?", ("kite",)),
     ("How many coffee mugs hang on the rack?", ("coffee", "mug")),  # a compound noun's singular modifier stays
     ("How many bus stops are on this street?", ("bus", "stop")),
+    ("How many deer graze at the edge of the wood?", ("deer",)),  # a plural like its singular: a base-form verb
+    ("How many fish tanks line the wall?", ("fish", "tank")),     # a compound noun stays whole
 ])
 def test_the_counted_phrase_ends_at_its_verb(question, what):
     from hydra_vr.answer_types import counted_thing
