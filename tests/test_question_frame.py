@@ -207,3 +207,14 @@ def test_a_choice_questions_subject_ends_before_its_options(question: str, subje
 ])
 def test_an_ing_word_after_a_determiner_is_no_action(question: str, action: str | None) -> None:
     assert parse(question).action == action
+
+
+@pytest.mark.parametrize(("question", "subject", "whole"), [
+    ("Which city's skyline is shown here?", "skyline", "city"),   # the owner asked for, by name: no category
+    ("Which team's flag is over the stadium?", "flag", "team"),
+    ("What colour is the label can you tell?", "label", None),    # a word before a subject pronoun opens a clause
+    ("What colour is the tin can?", "tin can", None),             # "can" as a noun stays in the name
+])
+def test_an_owner_or_a_clause_ends_the_subject(question: str, subject: str, whole: str | None) -> None:
+    frame = parse(question)
+    assert (frame.subject, frame.whole, frame.category) == (subject, whole, None)

@@ -259,6 +259,8 @@ def asked_category(question: str) -> str | None:
     rest = words[1:]
     if rest[0] in _DO:
         return None  # "what do birds eat": a do-question asks what the thing does ("does" is a noun to WordNet too)
+    if rest[0].endswith("'s"):
+        return None  # "which city's bridge": asks for the owner by name, no kind of thing
     if rest[0] in _KIND_WORDS and len(rest) > 2 and rest[1] == "of":  # "what kind of bird"
         rest = rest[2:]
     elif rest[0] in _TAXON_WORDS and len(rest) > 1:
@@ -388,6 +390,10 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     runs while WordNet knows each word as a noun or an adjective, and ends on a noun that is no colour."""
     if (named := _attribute_noun(question)) is not None:
         return named
+    if m := _WH_OWNER.match(question.lower()):  # "which city's bridge is this?": the bridge, of a city
+        subject = _subject_phrase(_words(m.group(2)))
+        if subject:
+            return subject, m.group(1)
     # a possessive pronoun opens a noun phrase as an article does: "What colour is his scarf?" asks about the scarf
     m = re.search(r"\b(?:the|this|that|these|those|a|an|" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$", question.lower())
     if not m:
@@ -412,6 +418,9 @@ def _subject(question: str) -> tuple[str | None, str | None]:
     return subject, None
 
 
+_SUBJECT_PRONOUNS = frozenset({"i", "you", "we", "they", "he", "she", "it"})
+# "which/what/whose NOUN's ...": the noun is the owner the question asks for, what follows the thing it names
+_WH_OWNER = re.compile(r"^\W*(?:what|which|whose)\s+([a-z]+)'s\s+(.+)$")
 _ATTRIBUTE_LEAD = re.compile(r"^\W*(?:what|which)\s+([a-z]+)\s+(.+?)\s+(is|are|was|were|does|do|did)\s+(.+)$")
 
 
@@ -450,6 +459,8 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
             break
         if words and _progressive(w) and any(wn.used_as_noun(x) for x in words):
             break  # "the chef cutting": what the thing does, not part of its name ("the tall painting" is a name)
+        if words and tail[i + 1:i + 2] and tail[i + 1] in _SUBJECT_PRONOUNS:
+            break  # "the label can you read": a modal or verb before its own subject opens a clause
         words.append(w)
     while words and (words[-1] in at.COLOR_WORDS or not (wn.is_noun(words[-1]) or wn.unknown(words[-1]))
                      or len(words) > 1 and not wn.used_as_noun(words[-1])):
