@@ -214,6 +214,7 @@ def test_an_ing_word_after_a_determiner_is_no_action(question: str, action: str 
     ("Which team's flag is over the stadium?", "flag", "team"),
     ("What colour is the label can you tell?", "label", None),    # a word before a subject pronoun opens a clause
     ("What colour is the tin can?", "tin can", None),             # "can" as a noun stays in the name
+    ("What is the long-sleeved boy waving?", "long-sleeved boy", None),  # a hyphened word WordNet lacks is new, not an end
 ])
 def test_an_owner_or_a_clause_ends_the_subject(question: str, subject: str, whole: str | None) -> None:
     frame = parse(question)

@@ -111,7 +111,8 @@ def _listed(key: str) -> bool:
 def unknown(word: str) -> bool:
     """Whether WordNet knows ``word`` in no part of speech and no inflection ("hoodie", "selfie"): a word newer than
     WordNet, which in a noun phrase is most likely a noun."""
-    return word.isalpha() and len(word) > 2 and word.lower() not in FUNCTION_WORDS and not _listed(_key(word))
+    return (word.replace("-", "").isalpha() and len(word) > 2 and word.lower() not in FUNCTION_WORDS
+            and not _listed(_key(word)))
 
 
 def singular(word: str) -> str:
