@@ -221,8 +221,8 @@ _PRESENCE = [
 ]
 # "Is anyone riding the bike?", "is there somebody in the boat?": whether a person is there, doing or placed as the rest says
 _PERSON_PRESENCE = re.compile(r"^(?:is|was) (?:there )?(?:" + "|".join(sorted(PERSON_PRONOUNS)) + r")\b ?(?P<where>.*)$")
-_PRESENCE_END = re.compile(r"\s+(?:in|on|at|inside|near|under|behind|beside|next|above|below|within|among|present|"
-                           r"visible|shown|anywhere|here|there)\b.*$")
+_PRESENCE_END = re.compile(r"\s+(?:in|on|at|inside|outside|near|under|behind|beside|next|above|below|within|among|over|"
+                           r"around|along|across|between|against|through|to|present|visible|shown|anywhere|here|there)\b.*$")
 
 
 @dataclass(frozen=True)
@@ -263,11 +263,15 @@ def asked_presence(question: str) -> Presence | None:
         phrase = m.group("x")
         cut = _PRESENCE_END.search(phrase)
         thing, where = (phrase[: cut.start()], _placed(phrase[cut.start():])) if cut else (phrase, "")
-        name = _before_doing(thing.split())  # "a lamp hanging (over the table)": a lamp, placed over the table
-        if len(name) < len(thing.split()):
-            thing, where = " ".join(name), where or _placed(" ".join(thing.split()[len(name) + 1:]))
         if re.match(r"(more|fewer|less|at least|at most|exactly|only|\d+)\b", thing):
             return None  # "are there more than two people": a count, not a presence
+        words = thing.split()
+        while words and (words[0] in ("a", "an", "the") or wn.adverb_only(words[0])):
+            words.pop(0)  # "(is) the whole flower (visible)", "(is there) also a second bird": the thing's own words
+        thing = " ".join(words)
+        name = _before_doing(words)  # "a lamp hanging (over the table)": a lamp, placed over the table
+        if len(name) < len(words):
+            thing, where = " ".join(name), where or _placed(" ".join(words[len(name) + 1:]))
         thing = re.sub(r"^(?:anything|something|things?|objects?) ", "", thing.strip())  # "anything red" -> red
         if thing and thing not in _FUNCTION_WORDS:
             return Presence(thing, bool(m.group("neg")), where)
@@ -773,10 +777,11 @@ _PLACE_LEAD = {"on", "to", "at", "in", "near", "towards", "toward", "the", "a", 
 
 def _before_doing(words: Sequence[str]) -> list[str]:
     """The words of a thing's name before what it does: "person standing" -> person, "man standing at the back" ->
-    man. An -ing verb after a word used mostly as a noun ends the name; "the swimming pool" keeps its -ing word, and
-    what qualifies the thing ("the man in the cap", "a glass of wine") stays: it says which one."""
+    man, "a van parked (by the gate)" -> van. An -ing or -ed verb after a word used mostly as a noun ends the name;
+    "the swimming pool" keeps its -ing word, and what qualifies the thing ("the man in the cap", "a glass of wine")
+    stays: it says which one."""
     for i in range(1, len(words)):
-        if words[i].endswith("ing") and wn.is_verb(words[i]) and wn.used_as_noun(words[i - 1]):
+        if words[i].endswith(("ing", "ed")) and wn.is_verb(words[i]) and wn.used_as_noun(words[i - 1]):
             return list(words[:i])
     return list(words)
 

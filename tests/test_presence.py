@@ -39,6 +39,10 @@ from hydra_vr.api.types import Box
         ("Is there a cat sleeping on the sofa?", Presence("cat", False, "on the sofa")),  # what it does is no name
         ("Is there a kite flying above the beach?", Presence("kite", False, "above the beach")),
         ("Is there a swimming pool?", Presence("swimming pool", False)),  # an -ing word before the noun names it
+        ("Is there a bike chained to the railing?", Presence("bike", False, "to the railing")),  # an -ed verb too
+        ("Is there also a red kite in the sky?", Presence("red kite", False, "in the sky")),  # an adverb is no name
+        ("Is there a path around the pond?", Presence("path", False, "around the pond")),
+        ("Can you see the dog's collar?", Presence("dog's collar", False)),  # the article is no part of the name
         ("Are there more than two people?", None),  # a count
         ("Are there 3 dogs?", None),
         ("Is the bus red?", None),

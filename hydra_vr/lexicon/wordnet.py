@@ -155,6 +155,12 @@ def is_verb(word: str) -> bool:
     return bool(wordnet().synsets(_key(word), "v"))
 
 
+def adverb_only(word: str) -> bool:
+    """Whether WordNet knows ``word`` as an adverb and as nothing else ("also", "still" is a noun too: no)."""
+    synsets = wordnet().synsets(_key(word))
+    return bool(synsets) and all(s.pos() == "r" for s in synsets)
+
+
 def is_adjective(word: str) -> bool:
     """Whether WordNet knows ``word`` as an adjective ("red", "wooden", "tall")."""
     return bool(wordnet().synsets(_key(word), "a"))
