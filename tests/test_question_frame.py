@@ -27,6 +27,7 @@ from hydra_vr.question import parse
     ("What mammal naps under the porch?", "mammal"),
     ("What is the girl feeding the goat?", None),               # a verb's base or -ing form names no kind
     ("Which ducks swim in the pond?", "duck"),                  # after a plural the verb's base form is its own
+    ("What are boats like these called?", None),                # "are" (a unit of area to WordNet) names no kind
     ("What kind of mushrooms sprout near the log?", "mushroom"),
     ("What sort of snack would a hiker pack?", "snack"),         # a modal follows the kind
     ("What species are the geese?", "goose"),                   # a taxon word alone asks for a kind of the subject
@@ -215,6 +216,9 @@ def test_an_ing_word_after_a_determiner_is_no_action(question: str, action: str 
     ("What colour is the label can you tell?", "label", None),    # a word before a subject pronoun opens a clause
     ("What colour is the tin can?", "tin can", None),             # "can" as a noun stays in the name
     ("What is the long-sleeved boy waving?", "long-sleeved boy", None),  # a hyphened word WordNet lacks is new, not an end
+    ("Which side of the road does the truck drive on?", "road", None),  # "does" (deer, to WordNet) is a verb here
+    ("Where might this street have led?", "street", None),               # so is "have"
+    ("How many of the dog's paws can be seen?", "paws", "dog"),          # a modal before "be" opens a clause
 ])
 def test_an_owner_or_a_clause_ends_the_subject(question: str, subject: str, whole: str | None) -> None:
     frame = parse(question)

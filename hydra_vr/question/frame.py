@@ -277,8 +277,8 @@ def asked_category(question: str) -> str | None:
         if any(_progressive(w) for w in tail):
             return None  # "what is the boy on the bench eating": asks what he eats, not which boy
         return None if _no_category(phrase) else phrase
-    if rest[0] in at.COLOR_WORDS:
-        return None
+    if rest[0] in at.COLOR_WORDS or rest[0] in _BE:
+        return None  # "what are rabbits like these called": "are" (a unit of area to WordNet) names no kind
     # "what wooden piece of furniture", "which small bird": adjectives (no clear noun sense in WordNet) describe the
     # kind, where the words as written name none ("musical instrument" is a noun of its own)
     lead = next((i for i, w in enumerate(rest[:3]) if not (wn.is_adjective(w) and wn.clear_noun_sense(w) is None)), 0)
@@ -302,6 +302,7 @@ def asked_category(question: str) -> str | None:
 
 
 _DO = frozenset({"do", "does", "did"})
+_BE = frozenset({"is", "are", "was", "were"})
 # Kind words that name a kind of the thing asked about when no "of" follows ("what breed is the dog"); not "make",
 # "model" or "brand", whose answers are names of makers, not kinds of the thing
 _TAXON_WORDS = frozenset({"kind", "type", "sort", "species", "breed", "variety"})
@@ -455,12 +456,12 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
             return _noun_phrase([x for x in tail[i + 1:] if x not in ARTICLES]) or " ".join(words)
         if w in ARTICLES and not words:
             continue  # "this a bike" (of "is this a bike?"): the phrase starts past the article
-        if w in _STOP or w in ARTICLES or not (wn.is_noun(w) or wn.is_adjective(w) or wn.unknown(w)):
+        if w in _STOP or w in _AUXILIARIES or w in ARTICLES or not (wn.is_noun(w) or wn.is_adjective(w) or wn.unknown(w)):
             break
         if words and _progressive(w) and any(wn.used_as_noun(x) for x in words):
             break  # "the chef cutting": what the thing does, not part of its name ("the tall painting" is a name)
-        if words and tail[i + 1:i + 2] and tail[i + 1] in _SUBJECT_PRONOUNS:
-            break  # "the label can you read": a modal or verb before its own subject opens a clause
+        if words and tail[i + 1:i + 2] and (tail[i + 1] in _SUBJECT_PRONOUNS or tail[i + 1] in _AUXILIARIES):
+            break  # "the label can you read", "the ears can be seen": a modal before its subject or verb opens a clause
         words.append(w)
     while words and (words[-1] in at.COLOR_WORDS or not (wn.is_noun(words[-1]) or wn.unknown(words[-1]))
                      or len(words) > 1 and not wn.used_as_noun(words[-1])):
@@ -484,6 +485,8 @@ _STOP = frozenset({"or", "and", "in", "on", "at", "of", "with", "is", "are", "to
                    "wearing", "that", "which", "who", "above", "below", "under", "behind", "near", "beside", "between",
                    "over", "across", "through", "along", "around", "against", "into", "onto", "beyond", "past", "up",
                    "down", "off", "out", "inside", "outside", "next"})
+# auxiliaries WordNet also knows as nouns ("be", beryllium; "does", deer): in a noun phrase a verb, not a name
+_AUXILIARIES = frozenset({"be", "been", "being", "do", "does", "did", "have", "has", "had"})
 
 
 def parse(question: str, choices: Sequence[str] | None = None) -> QuestionFrame:
