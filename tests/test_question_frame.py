@@ -176,6 +176,7 @@ def test_an_answer_off_the_category_asked_is_refused_by_wordnet(question: str, a
     ("How often does the ferry sail?", "ferry", "sail"),  # the do stands past the first two words
     ("Where does the old man usually sit?", "old man", "sit"),  # 'man' may be a verb, but "the old" names nothing yet
     ("What do boats carry on this river?", "river", None),  # "what do" asks for no category named "do"
+    ("Do both mugs have handles?", "mugs", "have"),  # "both" opens a noun phrase as an article does
 ])
 def test_a_do_questions_subject_ends_at_its_verb(question: str, subject: str, action: str) -> None:
     frame = parse(question)

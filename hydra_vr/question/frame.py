@@ -396,7 +396,7 @@ def _subject(question: str) -> tuple[str | None, str | None]:
         if subject:
             return subject, m.group(1)
     # a possessive pronoun opens a noun phrase as an article does: "What colour is his scarf?" asks about the scarf
-    m = re.search(r"\b(?:the|this|that|these|those|a|an|" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$", question.lower())
+    m = re.search(r"\b(?:the|this|that|these|those|a|an|both|each|every|" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$", question.lower())
     if not m:
         return None, None
     words = _words(m.group(1))
