@@ -221,8 +221,9 @@ _PRESENCE = [
 ]
 # "Is anyone riding the bike?", "is there somebody in the boat?": whether a person is there, doing or placed as the rest says
 _PERSON_PRESENCE = re.compile(r"^(?:is|was) (?:there )?(?:" + "|".join(sorted(PERSON_PRONOUNS)) + r")\b ?(?P<where>.*)$")
-_PRESENCE_END = re.compile(r"\s+(?:in|on|at|inside|outside|near|under|behind|beside|next|above|below|within|among|over|"
-                           r"around|along|across|between|against|through|to|present|visible|shown|anywhere|here|there)\b.*$")
+_PRESENCE_END = re.compile(r"\s+(?:in|on|at|inside|outside|near|under|behind|beside|next|above|below|within|among|"
+                           r"over|around|along|across|between|against|through|to|present|visible|shown|anywhere|here|"
+                           r"there)\b.*$")
 
 
 @dataclass(frozen=True)
@@ -771,8 +772,8 @@ _FRAME_ONLY = frozenset({"frame", "scene", "view"})  # with the photo's own noun
 _DIRECTION_WORDS = {"way", "facing", "face", "faces", "pointing", "point", "points", "looking", "look", "looks",
                     "turned", "turning", "heading", "moving", "going", "leaning", "direction"}
 _PLACE_TAIL = {"side", "part", "half", "corner", "edge", "of", "from", "in", "on", "the", "a", "an", "this", "that"}
-_PLACE_LEAD = {"on", "to", "at", "in", "near", "towards", "toward", "the", "a", "an", "more", "further", "far", "located",
-               "placed", "positioned", "standing", "sitting", "lying", "found", "shown", "seen", "parked"}
+_PLACE_LEAD = {"on", "to", "at", "in", "near", "towards", "toward", "the", "a", "an", "more", "further", "far",
+               "located", "placed", "positioned", "standing", "sitting", "lying", "found", "shown", "seen", "parked"}
 
 
 def _before_doing(words: Sequence[str]) -> list[str]:

@@ -293,7 +293,8 @@ def asked_category(question: str) -> str | None:
         # "what reptile is that", "which bird sits ...", "what animal sleeps ...", "which birds sit ...": a verb (its
         # base form after a plural) or the end follows; "what man ..." asks "who". After a number the word is what it
         # counts ("which three letters"), not a verb.
-        plural = wn.singular(words[len(phrase.split()) - 1]) != words[len(phrase.split()) - 1]
+        last = words[len(phrase.split()) - 1]  # the kind's last word as written
+        plural = wn.singular(last) != last
         if not tail or tail[0] in _AFTER_KIND or (
                 (_finite_verb(tail[0]) or plural and _base_verb(tail[0]))
                 and not ((sense := wn.main_sense(phrase)) is not None and wn.is_a(sense, "number"))):
@@ -306,6 +307,9 @@ _BE = frozenset({"is", "are", "was", "were"})
 # Kind words that name a kind of the thing asked about when no "of" follows ("what breed is the dog"); not "make",
 # "model" or "brand", whose answers are names of makers, not kinds of the thing
 _TAXON_WORDS = frozenset({"kind", "type", "sort", "species", "breed", "variety"})
+# Words that may follow the kind a question asks for: a form of be or do, a modal ("what food would ..."), a place
+_AFTER_KIND = _BE | frozenset({"do", "does", "can", "could", "might", "would", "will", "should", "may", "must", "in",
+                               "on", "at", "shown", "pictured", "here", "there"})
 
 
 def _said_as_verb(word: str) -> bool:
@@ -313,9 +317,6 @@ def _said_as_verb(word: str) -> bool:
     than as a noun: after "what" it is the question's verb ("what flies over the lake"), not a kind named."""
     base = wn.wordnet().morphy(word, "v")
     return _finite_verb(word) and base is not None and wn.seen_as(base, "v") > wn.seen_as(wn.singular(word), "n")
-# Words that may follow the kind a question asks for: a form of be or do, a modal ("what food would ..."), a place
-_AFTER_KIND = frozenset({"is", "are", "was", "were", "do", "does", "can", "could", "might", "would", "will", "should",
-                         "may", "must", "in", "on", "at", "shown", "pictured", "here", "there"})
 
 
 def _do_verb(words: Sequence[str]) -> int:
@@ -396,7 +397,8 @@ def _subject(question: str) -> tuple[str | None, str | None]:
         if subject:
             return subject, m.group(1)
     # a possessive pronoun opens a noun phrase as an article does: "What colour is his scarf?" asks about the scarf
-    m = re.search(r"\b(?:the|this|that|these|those|a|an|both|each|every|" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$", question.lower())
+    m = re.search(r"\b(?:the|this|that|these|those|a|an|both|each|every|" + "|".join(sorted(POSSESSIVES)) + r")\s+(.+)$",
+                  question.lower())
     if not m:
         return None, None
     words = _words(m.group(1))
@@ -456,7 +458,8 @@ def _subject_phrase(tail: Sequence[str]) -> str | None:
             return _noun_phrase([x for x in tail[i + 1:] if x not in ARTICLES]) or " ".join(words)
         if w in ARTICLES and not words:
             continue  # "this a bike" (of "is this a bike?"): the phrase starts past the article
-        if w in _STOP or w in _AUXILIARIES or w in ARTICLES or not (wn.is_noun(w) or wn.is_adjective(w) or wn.unknown(w)):
+        if w in _STOP or w in _AUXILIARIES or w in ARTICLES or not (
+                wn.is_noun(w) or wn.is_adjective(w) or wn.unknown(w)):
             break
         if words and _progressive(w) and any(wn.used_as_noun(x) for x in words):
             break  # "the chef cutting": what the thing does, not part of its name ("the tall painting" is a name)
